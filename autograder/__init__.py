@@ -1,0 +1,1 @@
+"""Grading for the course's nbgrader assignments (see autograder/README.md)."""

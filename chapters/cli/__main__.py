@@ -1,0 +1,5 @@
+import sys
+
+from chapters.cli import main
+
+sys.exit(main())

@@ -1,0 +1,50 @@
+"""Argument types that reject bad values with a message naming the accepted range."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (expected a positive integer)") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not allowed (expected a positive integer)")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (expected 0 or more)") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is not allowed (expected 0 or more)")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (expected a positive number)") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text} is not allowed (expected a positive, finite number)")
+    return value
+
+
+def writable_dir(text: str) -> Path:
+    """Create the directory (and parents) now and prove we can write there, before any work is done."""
+    path = Path(text)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".clinic-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as err:
+        raise argparse.ArgumentTypeError(f"cannot write to {text!r}: {err.strerror}") from None
+    return path

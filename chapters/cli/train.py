@@ -1,0 +1,82 @@
+"""``clinic train``: one training run of a preset on the embedded corpus (or a text file)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from chapters.cli.args import non_negative_int, positive_float, positive_int, writable_dir
+from chapters.core.callbacks import History
+from chapters.core.data import DataError, markov_corpus, text_corpus
+from chapters.core.devices import DeviceError, resolve_device
+from chapters.core.model import PRESETS
+from chapters.core.progress import ProgressBar
+from chapters.core.run import DEFAULT_SEQ_LEN, build_trainer, preset_config
+from chapters.core.trainer import PRECISIONS
+
+
+def add_parser(verbs) -> None:
+    parser = verbs.add_parser("train", help="train a model and report its loss against the loss floor")
+    parser.add_argument("--preset", default="tiny", choices=list(PRESETS), help="model size (default: tiny)")
+    parser.add_argument("--steps", type=positive_int, help="optimizer steps (preset default)")
+    parser.add_argument("--batch-size", type=positive_int, help="examples per micro-batch (preset default)")
+    parser.add_argument("--grad-accum", type=positive_int, default=1, help="micro-batches per optimizer step")
+    parser.add_argument("--lr", type=positive_float, help="peak learning rate (preset default)")
+    parser.add_argument("--warmup-steps", type=non_negative_int, help="linear warmup steps (default 30)")
+    parser.add_argument("--seed", type=non_negative_int, default=0)
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
+    parser.add_argument("--precision", default="auto", choices=PRECISIONS)
+    parser.add_argument("--eval-every", type=positive_int, help="steps between evaluations (default 100)")
+    parser.add_argument("--log-every", type=positive_int, help="steps between metric records (default 10)")
+    parser.add_argument("--no-shuffle", action="store_true", help="serve training data in file order")
+    parser.add_argument("--text", metavar="FILE", help="train on a plain-text file instead of the Markov corpus")
+    parser.add_argument("--text-sha256", metavar="HEX", help="expected sha256 of --text (checked before use)")
+    parser.add_argument("--out", type=writable_dir, help="run directory (default: runs/<preset>)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from chapters.cli import UsageError
+
+    try:
+        resolve_device(args.device)
+        corpus = (text_corpus(args.text, PRESETS[args.preset].block_size, args.text_sha256) if args.text
+                  else markov_corpus(DEFAULT_SEQ_LEN[args.preset]))
+    except (DeviceError, DataError) as err:
+        raise UsageError(err) from None
+    chosen = {"steps": args.steps, "lr": args.lr, "batch_size": args.batch_size, "warmup_steps": args.warmup_steps,
+              "eval_every": args.eval_every, "log_every": args.log_every}
+    config = preset_config(
+        args.preset, **{k: v for k, v in chosen.items() if v is not None}, grad_accum_steps=args.grad_accum,
+        seed=args.seed, device=args.device, precision=args.precision, shuffle=not args.no_shuffle,
+    )
+    if config.batch_size > len(corpus.train):
+        raise UsageError(f"--batch-size {config.batch_size} exceeds the {len(corpus.train)} training examples")
+    out = args.out or writable_dir(f"runs/{args.preset}")
+
+    history = History()
+    trainer = build_trainer(args.preset, config, [history, ProgressBar(disable=args.quiet)], corpus=corpus)
+    (out / "config.json").write_text(json.dumps({"preset": args.preset, "corpus": corpus.name,
+                                                 **dataclasses.asdict(config)}, indent=2) + "\n")
+    status = trainer.fit()
+    summary = {
+        "status": status,
+        "steps": trainer.step,
+        "train_loss": history.series("train_loss")[-1],
+        "val_loss": history.series("val_loss")[-1],
+        "loss_floor": corpus.loss_floor,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(format_summary(summary))
+    return 0 if status in ("completed", "stopped") else 1
+
+
+def format_summary(summary: dict) -> str:
+    """``train loss 0.899 | val loss 0.874 | loss floor 0.864 (val is 1.2% above it)``"""
+    line = f"train loss {summary['train_loss']:.4f} | val loss {summary['val_loss']:.4f}"
+    floor = summary["loss_floor"]
+    if floor is None:
+        return line + " | loss floor unknown for this corpus"
+    gap = (summary["val_loss"] - floor) / floor
+    return line + f" | loss floor {floor:.4f} (val is {gap:+.1%} from the floor)"

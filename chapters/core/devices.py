@@ -1,0 +1,57 @@
+"""Where a run executes, in which precision, and how to make it repeatable."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import torch
+
+
+class DeviceError(ValueError):
+    """The requested device does not exist on this machine."""
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    """``auto`` picks the GPU when there is one; ``cpu``, ``cuda`` and ``cuda:N`` are taken as asked.
+
+    Asking for a GPU that is not there is an error, not a silent fallback: a run you meant to put on the
+    GPU that quietly trains on the CPU wastes hours before anyone notices.
+    """
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise DeviceError(f"unknown device {name!r} (accepted: auto, cpu, cuda, cuda:N)") from None
+    if device.type not in ("cpu", "cuda"):
+        raise DeviceError(f"unsupported device {name!r} (accepted: auto, cpu, cuda, cuda:N)")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise DeviceError(f"device {name!r} requested but CUDA is not available here (accepted: auto, cpu)")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise DeviceError(f"device {name!r} requested but only {torch.cuda.device_count()} GPU(s) exist")
+    return device
+
+
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """``auto`` means fp32 on the CPU (exact and repeatable), bf16 on GPUs that have it, else fp16.
+
+    bf16 keeps fp32's exponent range, so it needs no loss scaling; fp16 does (see the NaN lesson).
+    """
+    if precision != "auto":
+        return precision
+    if device.type != "cuda":
+        return "fp32"
+    return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+
+
+def seed_everything(seed: int) -> None:
+    """Seed every random number generator a run touches.
+
+    With the same seed on the same CPU (and thread count), two runs produce bit-identical losses: that is
+    what lets the course say "this scenario shows its symptom at step 37" and mean it.
+    """
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)  # also seeds every CUDA device

@@ -1,0 +1,244 @@
+"""The training loop, small enough to read in one sitting.
+
+``Trainer.fit`` runs optimizer steps until ``config.steps``. Each step: ``grad_accum_steps`` micro-batches
+forward and backward, then clip, optimizer step, scheduler step. Everything that *watches* the run --
+logging, metrics, early stopping, checkpoints -- is a :class:`~chapters.core.callbacks.Callback`.
+
+Two habits keep it fast on a GPU, where kernels run asynchronously behind the Python code:
+
+* the loss stays on the device between logging steps (``self._loss_sum`` is a tensor); we read it with
+  ``.item()`` -- which waits for the GPU -- only every ``log_every`` steps;
+* throughput is measured over the whole logging window, after one synchronisation, instead of timing each
+  step (a per-step timer on a GPU measures how fast Python *queues* work, not how fast it runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass
+
+import torch
+
+from chapters.core.callbacks import Callback, MetricRecord
+from chapters.core.data import Corpus, make_loader
+from chapters.core.devices import resolve_device, resolve_precision
+
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 300
+    batch_size: int = 32  # examples per micro-batch; one optimizer step sees batch_size * grad_accum_steps
+    grad_accum_steps: int = 1
+    lr: float = 3e-3  # peak learning rate, reached at the end of warmup
+    warmup_steps: int = 30
+    min_lr_ratio: float = 0.1  # cosine decays to lr * min_lr_ratio at the last step
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0  # max total gradient norm; 0 disables clipping (the norm is still measured)
+    eval_every: int = 100  # steps between evaluations (and one at the end)
+    eval_batches: int = 8
+    log_every: int = 10  # steps between metric records
+    shuffle: bool = True
+    seed: int = 0
+    device: str = "auto"
+    precision: str = "auto"  # auto: fp32 on CPU, bf16 on GPUs that support it, else fp16 with a GradScaler
+
+    def validate(self) -> None:
+        """Reject impossible settings with a message that names the field and what is accepted."""
+        for name in ("steps", "batch_size", "grad_accum_steps", "eval_every", "eval_batches", "log_every"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+        if not (isinstance(self.lr, (int, float)) and math.isfinite(self.lr) and self.lr > 0):
+            raise ValueError(f"lr must be a positive number, got {self.lr!r}")
+        if self.warmup_steps < 0 or self.weight_decay < 0 or self.grad_clip < 0:
+            raise ValueError("warmup_steps, weight_decay and grad_clip must be >= 0")
+        if not 0 <= self.min_lr_ratio <= 1:
+            raise ValueError(f"min_lr_ratio must be between 0 and 1, got {self.min_lr_ratio}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+
+
+def parameter_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
+    """Weight decay for matrices only.
+
+    Decay pulls weights towards zero. That regularises the big matrices, but on LayerNorm gains it fights
+    the normalisation and on biases it buys nothing, so 1-D parameters get no decay (GPT-2's recipe).
+    """
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    return [
+        {"params": [p for p in trainable if p.dim() >= 2], "weight_decay": weight_decay},
+        {"params": [p for p in trainable if p.dim() < 2], "weight_decay": 0.0},
+    ]
+
+
+def warmup_cosine_schedule(optimizer: torch.optim.Optimizer, config: TrainConfig):
+    """Linear warmup to the peak LR, then cosine decay to ``lr * min_lr_ratio``, from torch's own schedulers.
+
+    Step ``s`` of the warmup (1-based) uses ``lr * s / warmup_steps``; the cosine then starts at the peak
+    and reaches its floor on the very last step. Warmup matters because Adam's second-moment estimate is
+    poor in the first steps: full-size updates then are large and noisy -- one way runs blow up early.
+    """
+    from torch.optim.lr_scheduler import CosineAnnealingLR, LinearLR, SequentialLR
+
+    warmup_steps = min(config.warmup_steps, config.steps - 1)
+    decay_steps = max(config.steps - warmup_steps - 1, 1)
+    cosine = CosineAnnealingLR(optimizer, T_max=decay_steps, eta_min=config.lr * config.min_lr_ratio)
+    if warmup_steps <= 1:
+        return cosine
+    warmup = LinearLR(optimizer, start_factor=1 / warmup_steps, total_iters=warmup_steps - 1)
+    return SequentialLR(optimizer, [warmup, cosine], milestones=[warmup_steps])
+
+
+class Trainer:
+    def __init__(self, model: torch.nn.Module, corpus: Corpus, config: TrainConfig,
+                 callbacks: list[Callback] | None = None):
+        config.validate()
+        self.config = config
+        self.corpus = corpus
+        self.device = resolve_device(config.device)
+        self.precision = resolve_precision(config.precision, self.device)
+        self.model = model.to(self.device)
+        self.callbacks = list(callbacks or [])
+        self.optimizer = torch.optim.AdamW(
+            parameter_groups(model, config.weight_decay), lr=config.lr, betas=(0.9, 0.95),
+            # The fused CUDA kernel updates all parameters in one launch; on CPU the default is right.
+            fused=self.device.type == "cuda",
+        )
+        self.scheduler = warmup_cosine_schedule(self.optimizer, config)
+        # Loss scaling only for fp16, whose narrow exponent range flushes small gradients to zero.
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision == "fp16")
+        self.autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
+
+        self.step = 0  # optimizer steps completed
+        self.epoch = 0
+        self.batches_into_epoch = 0  # micro-batches already drawn from the current epoch
+        self.steps_per_epoch = len(corpus.train) // config.batch_size // config.grad_accum_steps
+        self.should_stop = False  # set by callbacks (early stopping, the doctor's --stop-on)
+        self.last_loss: torch.Tensor | None = None  # this step's loss, on the device
+        self.grad_norm: torch.Tensor | None = None  # this step's total norm before clipping, on the device
+        self.lr: float | None = None  # the learning rate this step used
+        self._batches = iter(())
+        self._reset_window()
+
+    # ----------------------------------------------------------------------------------------- the loop
+    def fit(self) -> str:
+        """Train to ``config.steps`` (or until a callback stops us). Returns the run's final status."""
+        self._emit("on_run_start")
+        status = "failed"
+        try:
+            while self.step < self.config.steps and not self.should_stop:
+                self.train_step()
+                self._emit("on_step_end")
+                if self.step % self.config.log_every == 0 or self.step == self.config.steps:
+                    self._emit("on_log", self.log_record())
+                if self.step % self.config.eval_every == 0 or self.step == self.config.steps:
+                    self.evaluate()
+            status = "stopped" if self.should_stop else "completed"
+        except torch.OutOfMemoryError:
+            status = "oom"
+            raise
+        finally:
+            self._emit("on_run_end", status)
+        return status
+
+    def train_step(self) -> None:
+        """One optimizer step over ``grad_accum_steps`` micro-batches."""
+        self.model.train()
+        accum = self.config.grad_accum_steps
+        for _ in range(accum):
+            batch = self._next_batch()
+            with self._autocast():
+                loss = self.model(batch["input_ids"], labels=batch["labels"])["loss"]
+            # Dividing by `accum` makes the summed gradients equal those of one big batch.
+            self.scaler.scale(loss / accum).backward()
+            self._loss_sum += loss.detach() / accum
+            self._tokens += batch["input_ids"].numel()
+        self.scaler.unscale_(self.optimizer)  # clip and measure true gradients, not scaled ones
+        self._emit("on_before_optimizer_step")
+        max_norm = self.config.grad_clip or math.inf  # inf: measure the norm without clipping
+        self.grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.lr = self.optimizer.param_groups[0]["lr"]  # the rate this step used, before the schedule moves on
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.last_loss = loss.detach()
+        self.step += 1
+        self._window_steps += 1
+
+    @torch.no_grad()
+    def evaluate(self) -> MetricRecord:
+        """Mean loss over ``eval_batches`` validation batches -- the same ones at every evaluation.
+
+        The batches come from one fixed shuffle (seed 0), not from the start of the file: validation
+        files are often grouped by source, and the first few batches would measure one domain only.
+        """
+        self.model.eval()
+        loader = make_loader(self.corpus.val, min(self.config.batch_size, len(self.corpus.val)),
+                             shuffle=True, seed=0)
+        losses = []
+        for index, batch in enumerate(loader):
+            if index == self.config.eval_batches:
+                break
+            with self._autocast():
+                losses.append(self.model(**self._to_device(batch))["loss"])
+        record = {"step": self.step, "epoch": self.epoch, "timestamp": time.time(),
+                  "val_loss": torch.stack(losses).mean().item()}
+        self._emit("on_eval_end", record)
+        return record
+
+    def log_record(self) -> MetricRecord:
+        """The metric record for this logging step: means over the window since the previous one."""
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()  # once per window, so the clock below measures finished work
+        elapsed = time.perf_counter() - self._window_start
+        record = {
+            "step": self.step,
+            "epoch": self.epoch,
+            "timestamp": time.time(),
+            "train_loss": (self._loss_sum / self._window_steps).item(),
+            "lr": self.lr,
+            "grad_norm": self.grad_norm.item(),
+            "tokens_per_sec": self._tokens / elapsed,
+        }
+        self._reset_window()
+        return record
+
+    # ------------------------------------------------------------------------------------------ helpers
+    def _reset_window(self) -> None:
+        self._loss_sum = torch.zeros((), device=self.device)
+        self._tokens = 0
+        self._window_steps = 0
+        self._window_start = time.perf_counter()
+
+    def _next_batch(self) -> dict[str, torch.Tensor]:
+        """Next micro-batch; a new epoch (with its own shuffled order) starts when one runs out."""
+        batch = next(self._batches, None)
+        if batch is None:
+            if self.batches_into_epoch:  # the current epoch is used up
+                self.epoch += 1
+                self.batches_into_epoch = 0
+            self._batches = iter(self._epoch_loader())
+            batch = next(self._batches)
+        self.batches_into_epoch += 1
+        return self._to_device(batch)
+
+    def _epoch_loader(self):
+        return make_loader(self.corpus.train, self.config.batch_size, self.config.shuffle,
+                           self.config.seed, self.epoch)
+
+    def _to_device(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        return {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
+
+    def _autocast(self):
+        if self.autocast_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=self.autocast_dtype)
+
+    def _emit(self, hook: str, *args) -> None:
+        for callback in self.callbacks:
+            getattr(callback, hook)(self, *args)
+

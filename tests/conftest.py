@@ -1,0 +1,28 @@
+"""Shared fixtures: small, seeded runs that many tests inspect."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from chapters.core.callbacks import History
+from chapters.core.run import build_trainer, preset_config
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``gpu`` skip cleanly on machines without CUDA."""
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def run_tiny(steps: int = 20, callbacks=None, **changes):
+    """A short tiny-preset run on the CPU; returns (trainer, history)."""
+    history = History()
+    config = preset_config("tiny", steps=steps, device="cpu", **changes)
+    trainer = build_trainer("tiny", config, [history, *(callbacks or [])])
+    trainer.fit()
+    return trainer, history

@@ -1,0 +1,61 @@
+"""The `clinic` command as a user runs it: a real subprocess, real exit codes, real stderr."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def clinic(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "chapters.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=300)
+
+
+def test_version_and_help():
+    assert clinic("--version").stdout.startswith("clinic ")
+    assert "train" in clinic("--help").stdout
+
+
+def test_train_writes_a_summary_next_to_the_loss_floor(tmp_path):
+    result = clinic("train", "--steps", "30", "--quiet", "--out", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["steps"] == 30 and summary["status"] == "completed"
+    assert f"loss floor {summary['loss_floor']:.4f}" in result.stdout
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["steps"] == 30
+
+
+@pytest.mark.parametrize("args,names", [
+    (["--preset", "huge"], "tiny"),
+    (["--steps", "-5"], "--steps"),
+    (["--steps", "ten"], "--steps"),
+    (["--batch-size", "0"], "--batch-size"),
+    (["--lr", "0"], "--lr"),
+    (["--lr", "-1e-3"], "--lr"),
+    (["--lr", "nan"], "--lr"),
+    (["--device", "tpu"], "auto, cpu"),
+    (["--out", "/proc/no/such/dir"], "--out"),
+    (["--batch-size", "100000"], "training examples"),
+    (["--text", "/no/such/file.txt"], "not found"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, names):
+    result = clinic("train", "--quiet", *args)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and names in lines[0], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_cuda_request_without_cuda_is_a_usage_error():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    result = clinic("train", "--device", "cuda", "--quiet")
+    assert result.returncode == 2 and "CUDA is not available" in result.stderr
+
+
+def test_unknown_verb_is_a_usage_error():
+    result = clinic("fly")
+    assert result.returncode == 2 and "invalid choice" in result.stderr
