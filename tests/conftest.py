@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -26,3 +31,13 @@ def run_tiny(steps: int = 20, callbacks=None, **changes):
     trainer = build_trainer("tiny", config, [history, *(callbacks or [])])
     trainer.fit()
     return trainer, history
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def clinic(*args, timeout=300, **kwargs):
+    """Run ``clinic ARGS`` as a user would, against *this* checkout (not whatever copy is installed)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "chapters.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout, **kwargs)

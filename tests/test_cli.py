@@ -1,15 +1,10 @@
 """The `clinic` command as a user runs it: a real subprocess, real exit codes, real stderr."""
 
 import json
-import subprocess
-import sys
-
 import pytest
 
 
-def clinic(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "chapters.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
+from tests.conftest import clinic
 
 
 def test_version_and_help():
