@@ -55,3 +55,9 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)  # also seeds every CUDA device
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """True for an allocation failure: CUDA's ``torch.OutOfMemoryError``, or the CPU allocator's error
+    (a plain ``RuntimeError`` saying "can't allocate memory"), or Python's own ``MemoryError``."""
+    return isinstance(error, (torch.OutOfMemoryError, MemoryError)) or "can't allocate memory" in str(error)

@@ -18,14 +18,19 @@ import contextlib
 import math
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
 from chapters.core.callbacks import Callback, MetricRecord
 from chapters.core.data import Corpus, make_loader
-from chapters.core.devices import resolve_device, resolve_precision
+from chapters.core.devices import is_out_of_memory, resolve_device, resolve_precision
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+
+# (batch, step) -> batch, or None to drop it. The seam through which the data-bug lessons corrupt batches,
+# and through which their fixes validate them.
+BatchTransform = Callable[[dict, int], "dict | None"]
 
 
 @dataclass
@@ -45,6 +50,7 @@ class TrainConfig:
     seed: int = 0
     device: str = "auto"
     precision: str = "auto"  # auto: fp32 on CPU, bf16 on GPUs that support it, else fp16 with a GradScaler
+    loss_scaling: bool = True  # GradScaler under fp16; False reproduces the NaN lesson's fp16 failure
 
     def validate(self) -> None:
         """Reject impossible settings with a message that names the field and what is accepted."""
@@ -94,8 +100,9 @@ def warmup_cosine_schedule(optimizer: torch.optim.Optimizer, config: TrainConfig
 
 class Trainer:
     def __init__(self, model: torch.nn.Module, corpus: Corpus, config: TrainConfig,
-                 callbacks: list[Callback] | None = None):
+                 callbacks: list[Callback] | None = None, batch_transform: BatchTransform | None = None):
         config.validate()
+        self.batch_transform = batch_transform
         self.config = config
         self.corpus = corpus
         self.device = resolve_device(config.device)
@@ -109,13 +116,15 @@ class Trainer:
         )
         self.scheduler = warmup_cosine_schedule(self.optimizer, config)
         # Loss scaling only for fp16, whose narrow exponent range flushes small gradients to zero.
-        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision == "fp16")
+        self.scaler = torch.amp.GradScaler(self.device.type,
+                                           enabled=self.precision == "fp16" and config.loss_scaling)
         self.autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
 
         self.step = 0  # optimizer steps completed
         self.epoch = 0
         self.batches_into_epoch = 0  # micro-batches already drawn from the current epoch
         self.steps_per_epoch = len(corpus.train) // config.batch_size // config.grad_accum_steps
+        self.error: str | None = None  # why the run failed, when it did
         self.should_stop = False  # set by callbacks (early stopping, the doctor's --stop-on)
         self.last_loss: torch.Tensor | None = None  # this step's loss, on the device
         self.grad_norm: torch.Tensor | None = None  # this step's total norm before clipping, on the device
@@ -137,8 +146,10 @@ class Trainer:
                 if self.step % self.config.eval_every == 0 or self.step == self.config.steps:
                     self.evaluate()
             status = "stopped" if self.should_stop else "completed"
-        except torch.OutOfMemoryError:
-            status = "oom"
+        except Exception as err:
+            # Record what went wrong so the loggers' run_end can say it, then let it propagate.
+            self.error = f"{type(err).__name__}: {err}"
+            status = "oom" if is_out_of_memory(err) else "failed"
             raise
         finally:
             self._emit("on_run_end", status)
@@ -148,8 +159,10 @@ class Trainer:
         """One optimizer step over ``grad_accum_steps`` micro-batches."""
         self.model.train()
         accum = self.config.grad_accum_steps
+        self.step_batches = []  # this step's micro-batches, for callbacks that must see the data (forensics)
         for _ in range(accum):
-            batch = self._next_batch()
+            batch = self._next_usable_batch()
+            self.step_batches.append(batch)
             with self._autocast():
                 loss = self.model(batch["input_ids"], labels=batch["labels"])["loss"]
             # Dividing by `accum` makes the summed gradients equal those of one big batch.
@@ -213,6 +226,16 @@ class Trainer:
         self._tokens = 0
         self._window_steps = 0
         self._window_start = time.perf_counter()
+
+    def _next_usable_batch(self) -> dict[str, torch.Tensor]:
+        """The next batch after ``batch_transform`` (when set); a batch it returns as ``None`` is dropped."""
+        while True:
+            batch = self._next_batch()
+            if self.batch_transform is None:
+                return batch
+            batch = self.batch_transform(batch, self.step)
+            if batch is not None:
+                return batch
 
     def _next_batch(self) -> dict[str, torch.Tensor]:
         """Next micro-batch; a new epoch (with its own shuffled order) starts when one runs out."""

@@ -54,7 +54,8 @@ class JsonlLogger(Callback):
         self.write(record)
 
     def on_run_end(self, trainer, status):
-        self.event("run_end", step=trainer.step, status=status)
+        self.event("run_end", step=trainer.step, status=status,
+                   **({"error": trainer.error} if trainer.error else {}))
         self.file.close()
 
     def write(self, record: dict) -> None:

@@ -1,0 +1,20 @@
+"""``clinic replay RUN_DIR``: re-run the first non-finite step of a run and name the tensor that broke."""
+
+from __future__ import annotations
+
+
+def add_parser(verbs) -> None:
+    parser = verbs.add_parser("replay", help="replay a run's first NaN step and find the first non-finite tensor")
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory holding nan_forensics.pt")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from chapters.cli import UsageError
+    from chapters.forensics import ForensicsError, replay
+
+    try:
+        print(replay(args.run_dir))
+    except ForensicsError as err:
+        raise UsageError(err) from None
+    return 0

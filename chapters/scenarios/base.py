@@ -1,0 +1,134 @@
+"""What a scenario is, and how one of its runs is carried out.
+
+A scenario is one module (see ``healthy.py`` for the simplest) with:
+
+* ``ID`` and ``LABEL`` -- its id in ``clinic reproduce`` and the doctor's label for its symptom;
+* a module docstring -- the lesson: symptom, how to see it, root cause, fix, how to confirm;
+* ``broken(options)`` and ``fixed(options)`` -- each returns a :class:`RunPlan`;
+* ``symptom(result)`` -- a predicate over a finished run's *logged metrics*: true when the run shows the
+  failure. The same predicate must be true for the broken run and false for the fixed one.
+
+Runs are judged from what they wrote to ``metrics.jsonl`` (read back with the tolerant reader), never from
+Python objects in memory: the lesson is that the log alone is enough to tell what went wrong.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+import torch
+
+from chapters.core.callbacks import Callback
+from chapters.core.data import Corpus, LineDataset, markov_corpus
+from chapters.core.devices import resolve_device, seed_everything
+from chapters.core.run import DEFAULT_SEQ_LEN, build_model, preset_config
+from chapters.core.trainer import BatchTransform, TrainConfig, Trainer
+from chapters.logging_levels.level3_jsonl import read_metrics_log
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user chose on the command line."""
+
+    seed: int = 0
+    device: str = "cpu"
+    cause: str | None = None  # only the nan scenario has causes
+
+    @property
+    def on_cuda(self) -> bool:
+        return resolve_device(self.device).type == "cuda"
+
+
+@dataclass
+class RunPlan:
+    """Everything that defines one run: a config plus the (deliberate) bugs or fixes around it."""
+
+    config: TrainConfig
+    preset: str = "tiny"
+    model_overrides: dict = field(default_factory=dict)  # GPTConfig fields, e.g. {"dropout": 0.1}
+    prepare_model: Callable[[torch.nn.Module], torch.nn.Module] | None = None  # freeze, wrap...
+    batch_transform: BatchTransform | None = None  # corrupt (broken) or validate (fixed) batches
+    train_lines_per_dialect: int | None = None  # keep only the first N lines of each domain
+    extra_callbacks: Callable[[Path], list[Callback]] | None = None  # (run_dir) -> fresh callbacks per run
+    memory_cap_gb: float | None = None  # run under this memory limit (the oom scenario)
+    isolated: bool = False  # run in a child process: a crash there (OOM, CUDA assert) cannot hurt ours
+
+    def __post_init__(self):
+        self.isolated = self.isolated or self.memory_cap_gb is not None
+
+
+def tiny_plan(options: Options, **config_changes) -> RunPlan:
+    """The tiny preset's recommended config, on the chosen device and seed, with ``config_changes``."""
+    config = preset_config("tiny", seed=options.seed, device=options.device, eval_every=50, log_every=5)
+    return RunPlan(dataclasses.replace(config, **config_changes))
+
+
+@dataclass
+class RunResult:
+    """A finished run, as its log tells it."""
+
+    run_dir: Path
+    status: str  # the run_end event's status: completed, stopped, failed, oom
+    error: str | None  # what stopped a failed run
+    train: pd.DataFrame  # metric records (train_loss, lr, grad_norm, ...), one row per logging step
+    val: pd.DataFrame  # evaluation records (step, val_loss)
+    events: list[dict]
+    loss_floor: float | None
+    steps_per_epoch: int | None
+    seconds: float
+
+    def event(self, name: str) -> dict | None:
+        return next((e for e in self.events if e.get("event") == name), None)
+
+    def final(self, key: str) -> float:
+        frame = self.val if key == "val_loss" else self.train
+        return float(frame[key].dropna().iloc[-1])
+
+
+def subset_lines(dataset: LineDataset, lines_per_dialect: int, dialects: int = 4) -> LineDataset:
+    """The first ``lines_per_dialect`` lines of each domain (the files are grouped by domain)."""
+    per_dialect = len(dataset) // dialects
+    rows = [d * per_dialect + i for d in range(dialects) for i in range(lines_per_dialect)]
+    return LineDataset(dataset.tokens[rows])
+
+
+def load_corpus(plan: RunPlan) -> Corpus:
+    corpus = markov_corpus(DEFAULT_SEQ_LEN[plan.preset])
+    if plan.train_lines_per_dialect is not None:
+        corpus.train = subset_lines(corpus.train, plan.train_lines_per_dialect)
+    return corpus
+
+
+def execute(plan: RunPlan, run_dir: Path, callbacks: list[Callback]) -> None:
+    """Build and train. Failures are recorded by the loggers (run_end status), then re-raised."""
+    seed_everything(plan.config.seed)
+    corpus = load_corpus(plan)
+    model = build_model(plan.preset, corpus.tokenizer.vocab_size, **plan.model_overrides)
+    if plan.prepare_model is not None:
+        model = plan.prepare_model(model)
+    extra = plan.extra_callbacks(run_dir) if plan.extra_callbacks else []
+    trainer = Trainer(model, corpus, plan.config, [*extra, *callbacks], batch_transform=plan.batch_transform)
+    trainer.fit()
+
+
+def read_result(run_dir: Path, seconds: float) -> RunResult:
+    log = read_metrics_log(run_dir)
+    frame = pd.DataFrame(log.metrics)
+    train = frame[frame["train_loss"].notna()] if "train_loss" in frame else frame.iloc[0:0]
+    val = frame[frame["val_loss"].notna()] if "val_loss" in frame else frame.iloc[0:0]
+    start = next((e for e in log.events if e["event"] == "run_start"), {})
+    end = next((e for e in reversed(log.events) if e["event"] == "run_end"), {})
+    return RunResult(run_dir, end.get("status", "killed"), end.get("error"), train.reset_index(drop=True),
+                     val.reset_index(drop=True), log.events, start.get("loss_floor"),
+                     start.get("steps_per_epoch"), seconds)
+
+
+def timed(function, *args) -> float:
+    start = time.perf_counter()
+    function(*args)
+    return time.perf_counter() - start

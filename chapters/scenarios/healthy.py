@@ -1,0 +1,37 @@
+"""healthy -- the reference run: what "nothing is wrong" looks like.
+
+Symptom: none. Train loss falls fast, then slowly ("fast, slow, slower": the easy patterns are learned
+first); val loss follows it down and ends a few percent above the corpus's loss floor; gradient norms
+settle; throughput and memory are flat.
+
+How to see it: compare every other scenario's plots with this one. Knowing the healthy shape by heart is
+most of diagnosis.
+
+Confirm: ``clinic diagnose`` reports no findings for this run.
+"""
+
+from __future__ import annotations
+
+import math
+
+from chapters.scenarios.base import Options, RunPlan, RunResult, tiny_plan
+
+ID = "healthy"
+LABEL = None  # the doctor should find nothing
+EXPECT_SYMPTOM = False  # there is no broken variant: both runs are the reference run
+
+
+def broken(options: Options) -> RunPlan:
+    return fixed(options)
+
+
+def fixed(options: Options) -> RunPlan:
+    return tiny_plan(options, steps=400)
+
+
+def symptom(result: RunResult) -> bool:
+    """Anything unhealthy: not finished, non-finite losses, or val loss not within 15 % above the floor."""
+    if result.status != "completed" or not all(math.isfinite(x) for x in result.train["train_loss"]):
+        return True
+    val = result.final("val_loss")
+    return not result.loss_floor * 0.98 < val < result.loss_floor * 1.15

@@ -1,0 +1,56 @@
+"""oom -- a batch too large for the memory there is: a real out-of-memory error from torch.
+
+Symptom: the run dies in its first steps with torch's own out-of-memory error ("CUDA out of memory" on a
+GPU, "DefaultCPUAllocator: can't allocate memory" on the CPU); the log ends with an ``oom`` event.
+
+How to see it: the error names the allocation that failed; ``gpu_memory_gb`` (peak allocated) in the
+records before it shows how close the run was. ``clinic estimate-memory`` predicts it before you start.
+
+Root cause: activation memory grows linearly with the batch (and, without an efficient attention
+kernel, quadratically with sequence length). The weights and optimizer state are the same at any batch
+size; the activations are what a big batch adds.
+
+Fix, in order: a smaller micro-batch with gradient accumulation to keep the same effective batch (the
+same optimisation, less memory at once), then activation checkpointing (recompute activations during
+backward instead of storing them), then lower precision.
+
+Confirm: the fixed run completes under the *same* memory cap, with the same effective batch.
+
+The cap is real but safe: on CUDA the process's share of the card is limited
+(``torch.cuda.set_per_process_memory_fraction``); on the CPU the run executes in a child process whose
+address space is limited (``RLIMIT_AS``), so torch's allocator fails and the host never runs short.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from chapters.scenarios.base import Options, RunPlan, RunResult, tiny_plan
+
+ID = "oom"
+LABEL = "oom"
+EXPECT_SYMPTOM = True
+STEPS = 6
+EFFECTIVE_BATCH = 512
+MICRO_BATCH = 32
+CAP_GB = {"cpu": 0.6, "cuda": 2.0}  # headroom above what the process holds before training
+
+
+def cap_gb(options: Options) -> float:
+    return CAP_GB["cuda" if options.on_cuda else "cpu"]
+
+
+def broken(options: Options) -> RunPlan:
+    plan = tiny_plan(options, steps=STEPS, batch_size=EFFECTIVE_BATCH, eval_every=STEPS, log_every=1)
+    return dataclasses.replace(plan, memory_cap_gb=cap_gb(options))
+
+
+def fixed(options: Options) -> RunPlan:
+    plan = tiny_plan(options, steps=STEPS, batch_size=MICRO_BATCH, grad_accum_steps=EFFECTIVE_BATCH // MICRO_BATCH,
+                     eval_every=STEPS, log_every=1)
+    return dataclasses.replace(plan, memory_cap_gb=cap_gb(options))
+
+
+def symptom(result: RunResult) -> bool:
+    """The run ended out of memory, with an ``oom`` event in its log."""
+    return result.status == "oom" and result.event("oom") is not None

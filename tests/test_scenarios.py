@@ -1,0 +1,80 @@
+"""Every scenario on the CPU: the broken run shows its symptom, the fixed run does not, and a re-run with
+the same seed logs bit-identical metrics."""
+
+import json
+import math
+
+import pytest
+
+from chapters.scenarios import SCENARIOS, nan
+from chapters.scenarios.base import Options
+from chapters.scenarios.runner import run_variant
+from chapters.logging_levels.level3_jsonl import read_metrics_log
+from tests.conftest import clinic
+
+# Keys that measure the machine, not the training: they legitimately differ between identical runs.
+MACHINE_KEYS = ("timestamp", "tokens_per_sec", "cpu_memory_gb", "gpu_memory_gb", "gpu_util", "step_time")
+
+CASES = [(sid, None) for sid in SCENARIOS if sid != "nan"] + [
+    ("nan", cause) for cause in nan.CAUSES if nan.skip_reason(Options(cause=cause)) is None]
+
+
+def training_values(run_dir):
+    """Every logged value that training determines (machine measurements removed), NaN made comparable."""
+    records = read_metrics_log(run_dir).metrics
+    return [{k: ("nan" if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()
+             if not k.startswith(MACHINE_KEYS)} for r in records]
+
+
+@pytest.mark.parametrize("scenario_id,cause", CASES, ids=[f"{s}-{c}" if c else s for s, c in CASES])
+def test_broken_shows_symptom_fixed_clears_it_and_reruns_are_identical(scenario_id, cause, tmp_path):
+    scenario = SCENARIOS[scenario_id]
+    options = Options(seed=0, device="cpu", cause=cause)
+    broken = run_variant(scenario_id, "broken", options, tmp_path / "broken")
+    assert scenario.symptom(broken) is scenario.EXPECT_SYMPTOM, f"broken run: status {broken.status} {broken.error}"
+    fixed = run_variant(scenario_id, "fixed", options, tmp_path / "fixed")
+    assert fixed.status in ("completed", "stopped"), fixed.error
+    assert scenario.symptom(fixed) is False
+    again = run_variant(scenario_id, "broken", options, tmp_path / "again")
+    assert training_values(tmp_path / "again") == training_values(tmp_path / "broken")
+
+
+def test_fp16_without_scaler_is_skipped_on_cpu_with_a_reason():
+    assert "CUDA" in nan.skip_reason(Options(device="cpu", cause="fp16_no_scaler"))
+
+
+def test_nan_forensics_replay_names_the_first_nonfinite_tensor(tmp_path):
+    run_variant("nan", "broken", Options(cause="all_ignored_labels"), tmp_path / "run")
+    result = clinic("replay", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    assert "loss" in result.stdout and "every label in the batch is -100" in result.stdout
+    assert f"step {nan.POISON_EVERY}" in result.stdout
+
+
+def test_replay_without_forensics_is_a_usage_error(tmp_path):
+    result = clinic("replay", str(tmp_path))
+    assert result.returncode == 2 and "nan_forensics.pt not found" in result.stderr
+
+
+def test_reproduce_cli_writes_the_artifacts_and_json(tmp_path):
+    result = clinic("reproduce", "lr_too_small", "--device", "cpu", "--out", str(tmp_path), "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document == {"scenarios": [{**document["scenarios"][0], "id": "lr_too_small", "cause": None,
+                                       "device": "cpu", "broken_symptom": True, "fixed_symptom": False}]}
+    for variant in ("broken", "fixed"):
+        run = tmp_path / "lr_too_small" / variant
+        assert (run / "metrics.jsonl").is_file() and (run / "plot.png").stat().st_size > 0
+        assert list(run.glob("events.out.tfevents.*"))
+    assert (tmp_path / "lr_too_small" / "compare.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("args,message", [
+    (["nope"], "invalid choice"),
+    (["oom", "--cause", "lr_spike"], "nan scenario only"),
+    (["nan", "--cause", "gremlins"], "unknown cause"),
+    (["nan", "--device", "tpu"], "unknown device"),
+])
+def test_reproduce_bad_input(args, message):
+    result = clinic("reproduce", *args)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
