@@ -137,8 +137,9 @@ class Trainer:
                 if self.step % self.config.eval_every == 0 or self.step == self.config.steps:
                     self.evaluate()
             status = "stopped" if self.should_stop else "completed"
-        except torch.OutOfMemoryError:
+        except torch.OutOfMemoryError as err:
             status = "oom"
+            self.emit_event("oom", message=str(err))
             raise
         finally:
             self._emit("on_run_end", status)
@@ -176,6 +177,9 @@ class Trainer:
         The batches come from one fixed shuffle (seed 0), not from the start of the file: validation
         files are often grouped by source, and the first few batches would measure one domain only.
         """
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()  # finish the queued training work, so it is not timed as evaluation
+        eval_start = time.perf_counter()
         self.model.eval()
         loader = make_loader(self.corpus.val, min(self.config.batch_size, len(self.corpus.val)),
                              shuffle=True, seed=0)
@@ -187,6 +191,7 @@ class Trainer:
                 losses.append(self.model(**self._to_device(batch))["loss"])
         record = {"step": self.step, "epoch": self.epoch, "timestamp": time.time(),
                   "val_loss": torch.stack(losses).mean().item()}
+        self._window_start += time.perf_counter() - eval_start  # evaluating is not training: keep it out of tokens/sec
         self._emit("on_eval_end", record)
         return record
 
@@ -206,6 +211,10 @@ class Trainer:
         }
         self._reset_window()
         return record
+
+    def emit_event(self, name: str, **fields) -> None:
+        """Tell every callback that ``name`` happened at this step (``nan``, ``oom``...); writers record it."""
+        self._emit("on_event", {"event": name, "step": self.step, "timestamp": time.time(), **fields})
 
     # ------------------------------------------------------------------------------------------ helpers
     def _reset_window(self) -> None:
