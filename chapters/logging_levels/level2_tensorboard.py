@@ -27,8 +27,6 @@ import importlib.util
 import json
 from pathlib import Path
 
-from torch.utils.tensorboard import SummaryWriter
-
 from chapters.core.callbacks import Callback
 
 TB_DIR = "tensorboard"
@@ -50,6 +48,8 @@ class TensorBoardLogger(Callback):
         self.writer = None
 
     def on_run_start(self, trainer):
+        from torch.utils.tensorboard import SummaryWriter  # imported here: it takes a third of a second
+
         self.writer = SummaryWriter(log_dir=str(self.log_dir), flush_secs=self.flush_secs)
         config = dataclasses.asdict(trainer.config)
         table = "\n".join(["| setting | value |", "|---|---|", *(f"| {k} | {v} |" for k, v in config.items())])
