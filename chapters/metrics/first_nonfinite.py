@@ -20,31 +20,30 @@ import torch
 from chapters.core.callbacks import Callback
 
 NOT_YET = -1
+WATCHED = ("loss", "grad_norm")  # checked together; on a tie the loss is named, as it causes the NaN gradients
 
 
 class FirstNonFinite(Callback):
     """Emits one ``nan`` event for the first step whose loss (or total grad norm) is NaN or Inf."""
 
     def on_run_start(self, trainer):
-        self.first_step = {name: torch.full((), NOT_YET, device=trainer.device) for name in ("loss", "grad_norm")}
+        # first_step[i]: the first step at which WATCHED[i] was not finite, or NOT_YET. Lives on the device.
+        self.first_step = torch.full((len(WATCHED),), NOT_YET, device=trainer.device)
         self.reported = False
 
     @torch.no_grad()
     def on_step_end(self, trainer):
         if self.reported:
             return
-        for name, value in (("loss", trainer.last_loss), ("grad_norm", trainer.grad_norm)):
-            first = self.first_step[name]
-            newly_bad = ~torch.isfinite(value) & (first == NOT_YET)
-            self.first_step[name] = torch.where(newly_bad, trainer.step, first)
+        values = torch.stack([trainer.last_loss.float(), trainer.grad_norm.float()])
+        newly_bad = ~torch.isfinite(values) & (self.first_step == NOT_YET)
+        self.first_step = torch.where(newly_bad, trainer.step, self.first_step)  # four small ops, no sync
 
     def on_log(self, trainer, record):
         if self.reported:
             return
-        steps = {name: int(first.item()) for name, first in self.first_step.items()}
-        bad = {name: step for name, step in steps.items() if step != NOT_YET}
+        bad = {name: step for name, step in zip(WATCHED, self.first_step.tolist()) if step != NOT_YET}
         if bad:
-            # The earliest wins; on a tie the loss, since a NaN loss is the cause of NaN gradients.
-            tensor = min(bad, key=lambda name: (bad[name], name != "loss"))
+            tensor = min(bad, key=lambda name: (bad[name], WATCHED.index(name)))  # earliest, loss first on ties
             self.reported = True
             trainer.emit_event("nan", step=bad[tensor], tensor=tensor)

@@ -7,7 +7,9 @@ bad (and how many) separates "one layer overflowed" from "everything is NaN beca
 With fp16 and a ``GradScaler``, an Inf gradient now and then is normal: the scaler skips that step and
 lowers its scale. A count that stays above zero for many records is not.
 
-Checked on logging steps only, before clipping; the count stays a tensor until ``on_log``.
+Checked on logging steps only, before clipping; the count stays a tensor until ``on_log``. What is counted
+is parameters whose gradient *norm* is not finite: that is every gradient holding a NaN or Inf, and also
+one whose entries are so large (around 1e19 in float32) that their squares overflow -- a step as ruined.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ class NonFiniteGrads(Callback):
         if not is_logging_step(trainer):
             return
         grads = [p.grad for p in trainer.model.parameters() if p.grad is not None]
-        if grads:  # one "all finite?" flag per parameter, counted on the device: no sync until on_log
-            all_finite = torch.stack([torch.isfinite(g).all() for g in grads])
-            self.count = (~all_finite).sum()
+        if grads:
+            # A gradient with a NaN or Inf entry has a NaN or Inf norm, and one batched call (the kernel
+            # clip_grad_norm_ uses) gives every parameter's norm. Counted on the device: no sync until on_log.
+            norms = torch.stack(torch._foreach_norm(grads))
+            self.count = (~torch.isfinite(norms)).sum()
 
     def on_log(self, trainer, record):
         if self.count is not None:

@@ -43,7 +43,7 @@ class UpdateRatio(Callback):
         self.ratios = {}
         for group, params in self.groups.items():
             old = self.before[group]
-            change = combined_norm([new - prev for new, prev in zip(params, old)])
+            change = combined_norm(torch._foreach_sub(params, old))  # one batched subtraction for the group
             self.ratios[group] = change / combined_norm(old)
         self.before = None
 
