@@ -133,3 +133,18 @@ def test_reader_refuses_unusable_logs_with_one_clear_message(tmp_path, content, 
     path.write_bytes(content)
     with pytest.raises(MetricsLogError, match=message.replace("(", r"\(").replace(")", r"\)")):
         read_metrics_log(path)
+
+
+def test_level1_console_lines_carry_timestamps(tmp_path, capsys):
+    run_tiny(steps=2, log_every=1, eval_every=100, callbacks=monitoring_callbacks(tmp_path, levels=(1,)))
+    console = [line for line in capsys.readouterr().err.splitlines() if "| INFO | step " in line]
+    assert len(console) == 3 and console[0].split(" | ")[2] == "step 1"
+
+
+def test_wandb_is_skipped_with_a_note_when_not_installed(tmp_path, monkeypatch, capsys):
+    import chapters.monitoring as monitoring
+
+    monkeypatch.setattr(monitoring, "wandb_available", lambda: False)
+    writers = monitoring.writer_callbacks(tmp_path, levels=(2,), wandb=True)
+    assert [type(w).__name__ for w in writers] == ["TensorBoardLogger"]
+    assert "wandb is not installed" in capsys.readouterr().err
