@@ -28,7 +28,8 @@ def run_tiny(steps: int = 20, callbacks=None, **changes):
     """A short tiny-preset run on the CPU; returns (trainer, history)."""
     history = History()
     config = preset_config("tiny", steps=steps, device="cpu", **changes)
-    trainer = build_trainer("tiny", config, [history, *(callbacks or [])])
+    # History last: measuring callbacks add keys to the record before it is copied.
+    trainer = build_trainer("tiny", config, [*(callbacks or []), history])
     trainer.fit()
     return trainer, history
 

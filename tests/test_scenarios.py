@@ -65,7 +65,7 @@ def test_reproduce_cli_writes_the_artifacts_and_json(tmp_path):
     for variant in ("broken", "fixed"):
         run = tmp_path / "lr_too_small" / variant
         assert (run / "metrics.jsonl").is_file() and (run / "plot.png").stat().st_size > 0
-        assert list(run.glob("events.out.tfevents.*"))
+        assert list(run.glob("**/events.out.tfevents.*"))
     assert (tmp_path / "lr_too_small" / "compare.png").stat().st_size > 0
 
 

@@ -10,9 +10,9 @@ import argparse
 import sys
 
 import chapters
-from chapters.cli import train
+from chapters.cli import plot, train
 
-VERBS = [train]
+VERBS = [train, plot]
 
 USAGE_ERROR = 2
 

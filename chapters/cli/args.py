@@ -48,3 +48,13 @@ def writable_dir(text: str) -> Path:
     except OSError as err:
         raise argparse.ArgumentTypeError(f"cannot write to {text!r}: {err.strerror}") from None
     return path
+
+
+def log_levels(text: str) -> tuple[int, ...]:
+    """``3`` or ``2,3``: the logging levels to write (see chapters.monitoring)."""
+    from chapters.monitoring import parse_levels
+
+    try:
+        return parse_levels(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from chapters.cli.args import non_negative_int, positive_float, positive_int, writable_dir
+from chapters.cli.args import log_levels, non_negative_int, positive_float, positive_int, writable_dir
 from chapters.core.callbacks import History
 from chapters.core.data import DataError, markov_corpus, text_corpus
 from chapters.core.devices import DeviceError, resolve_device
@@ -13,6 +13,7 @@ from chapters.core.model import PRESETS
 from chapters.core.progress import ProgressBar
 from chapters.core.run import DEFAULT_SEQ_LEN, build_trainer, preset_config
 from chapters.core.trainer import PRECISIONS
+from chapters.monitoring import DEFAULT_LEVELS, monitoring_callbacks
 
 
 def add_parser(verbs) -> None:
@@ -32,7 +33,9 @@ def add_parser(verbs) -> None:
     parser.add_argument("--text", metavar="FILE", help="train on a plain-text file instead of the Markov corpus")
     parser.add_argument("--text-sha256", metavar="HEX", help="expected sha256 of --text (checked before use)")
     parser.add_argument("--out", type=writable_dir, help="run directory (default: runs/<preset>)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--log-level", type=log_levels, default=DEFAULT_LEVELS, metavar="L[,L]",
+                        help="0 print, 1 logging, 2 TensorBoard, 3 metrics.jsonl; combine as 2,3 (default: 3)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (and no Level 1 console lines)")
     parser.set_defaults(run=run)
 
 
@@ -56,7 +59,10 @@ def run(args) -> int:
     out = args.out or writable_dir(f"runs/{args.preset}")
 
     history = History()
-    trainer = build_trainer(args.preset, config, [history, ProgressBar(disable=args.quiet)], corpus=corpus)
+    # Metrics first, so History and the writers see every key. Level 0 prints, which would break the bar.
+    callbacks = [*monitoring_callbacks(out, args.log_level, console=not args.quiet), history,
+                 ProgressBar(disable=args.quiet or 0 in args.log_level)]
+    trainer = build_trainer(args.preset, config, callbacks, corpus=corpus)
     (out / "config.json").write_text(json.dumps({"preset": args.preset, "corpus": corpus.name,
                                                  **dataclasses.asdict(config)}, indent=2) + "\n")
     status = trainer.fit()

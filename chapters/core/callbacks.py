@@ -39,6 +39,9 @@ class Callback:
     def on_eval_end(self, trainer: Trainer, record: MetricRecord) -> None:
         """After an evaluation, with a record holding ``val_loss``."""
 
+    def on_event(self, trainer: Trainer, event: MetricRecord) -> None:
+        """Something happened once (``{"event": "nan", "step": 13, ...}``); writers record it, others ignore it."""
+
     def on_run_end(self, trainer: Trainer, status: str) -> None:
         """Once, at the end: ``status`` is ``"completed"``, ``"stopped"`` (early stop), ``"failed"`` or ``"oom"``."""
 

@@ -150,6 +150,8 @@ class Trainer:
             # Record what went wrong so the loggers' run_end can say it, then let it propagate.
             self.error = f"{type(err).__name__}: {err}"
             status = "oom" if is_out_of_memory(err) else "failed"
+            if status == "oom":
+                self.emit_event("oom", message=str(err))
             raise
         finally:
             self._emit("on_run_end", status)
@@ -189,6 +191,9 @@ class Trainer:
         The batches come from one fixed shuffle (seed 0), not from the start of the file: validation
         files are often grouped by source, and the first few batches would measure one domain only.
         """
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()  # finish the queued training work, so it is not timed as evaluation
+        eval_start = time.perf_counter()
         self.model.eval()
         loader = make_loader(self.corpus.val, min(self.config.batch_size, len(self.corpus.val)),
                              shuffle=True, seed=0)
@@ -200,6 +205,7 @@ class Trainer:
                 losses.append(self.model(**self._to_device(batch))["loss"])
         record = {"step": self.step, "epoch": self.epoch, "timestamp": time.time(),
                   "val_loss": torch.stack(losses).mean().item()}
+        self._window_start += time.perf_counter() - eval_start  # evaluating is not training: keep it out of tokens/sec
         self._emit("on_eval_end", record)
         return record
 
@@ -219,6 +225,10 @@ class Trainer:
         }
         self._reset_window()
         return record
+
+    def emit_event(self, name: str, **fields) -> None:
+        """Tell every callback that ``name`` happened at this step (``nan``, ``oom``...); writers record it."""
+        self._emit("on_event", {"event": name, "step": self.step, "timestamp": time.time(), **fields})
 
     # ------------------------------------------------------------------------------------------ helpers
     def _reset_window(self) -> None:

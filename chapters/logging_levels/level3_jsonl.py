@@ -10,6 +10,10 @@ The record format is a contract, documented in ``docs/jsonl-contract.md``. Two r
   silently skips NaN losses hides exactly the runs you most need to see.
 * Every record is flushed as soon as it is written, and event records (``run_start``, ``nan``, ``oom``,
   ``run_end``) are also ``fsync``-ed, so they survive the machine going down, not just the process.
+  ``run_end`` is the last line, so its ``fsync`` at close puts the whole log on disk.
+
+Events other than ``run_start`` and ``run_end`` come from the trainer (``oom``) and from measuring
+callbacks (``nan``, see :mod:`chapters.metrics.first_nonfinite`) through ``Trainer.emit_event``.
 """
 
 from __future__ import annotations
@@ -53,10 +57,14 @@ class JsonlLogger(Callback):
     def on_eval_end(self, trainer, record):
         self.write(record)
 
+    def on_event(self, trainer, event):
+        self.write(event)
+        os.fsync(self.file.fileno())
+
     def on_run_end(self, trainer, status):
         self.event("run_end", step=trainer.step, status=status,
                    **({"error": trainer.error} if trainer.error else {}))
-        self.file.close()
+        self.file.close()  # run_end was fsync-ed just now, so everything before it is on disk too
 
     def write(self, record: dict) -> None:
         self.file.write(json.dumps(record) + "\n")

@@ -1,0 +1,109 @@
+"""Plots of a run's ``metrics.jsonl``: one figure, the panels a doctor looks at first.
+
+Panels: train and validation loss (with the dataset's loss floor as a dashed line when the log knows it),
+learning rate, gradient norm (log scale: it spans orders of magnitude when a run goes bad), throughput
+(tokens/sec) and memory. Steps where the loss was not finite are marked with red vertical lines on every
+panel -- a NaN cannot be drawn as a point, and a curve that just *stops* is easy to misread as "the run
+ended". The first ``nan`` event, when there is one, is marked too.
+
+:func:`plot_run` draws one run; :func:`plot_comparison` draws several (a broken run and its fix, say) on
+the same axes, one colour each. Matplotlib's ``Agg`` backend renders to a file, no display needed.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: works on servers and in CI, where there is no display
+
+import matplotlib.pyplot as plt  # noqa: E402  (must come after choosing the backend)
+
+from chapters.logging_levels.level3_jsonl import MetricsLog, read_metrics_log  # noqa: E402
+
+PANELS = [  # (title, [(key, label)], log scale?)
+    ("loss", [("train_loss", "train"), ("val_loss", "val")], False),
+    ("learning rate", [("lr", "lr")], False),
+    ("grad norm (before clipping)", [("grad_norm", "grad_norm")], True),
+    ("throughput (tokens/sec)", [("tokens_per_sec", "tokens/sec")], False),
+    ("memory (GB)", [("gpu_memory_gb", "GPU peak allocated"), ("cpu_memory_gb", "CPU RSS")], False),
+]
+
+
+def series(log: MetricsLog, key: str) -> tuple[list[int], list[float]]:
+    """Steps and values of ``key``; non-finite values become NaN (a gap: matplotlib cannot draw Inf on a
+    log axis), and are marked separately by :func:`nonfinite_steps`."""
+    points = [(r["step"], r[key]) for r in log.metrics if isinstance(r.get(key), (int, float))]
+    return [s for s, _ in points], [v if math.isfinite(v) else math.nan for _, v in points]
+
+
+def nonfinite_steps(log: MetricsLog) -> list[int]:
+    """Steps whose training or validation loss is NaN or Inf, plus the step of any ``nan`` event."""
+    steps = {r["step"] for r in log.metrics for key in ("train_loss", "val_loss")
+             if isinstance(r.get(key), float) and not math.isfinite(r[key])}
+    steps |= {e["step"] for e in log.events if e.get("event") == "nan" and "step" in e}
+    return sorted(steps)
+
+
+def loss_floor(log: MetricsLog) -> float | None:
+    starts = [e for e in log.events if e.get("event") == "run_start"]
+    return starts[-1].get("loss_floor") if starts else None
+
+
+def draw(axes, log: MetricsLog, label: str | None = None, color: str | None = None) -> None:
+    """Draw one run on the panels' ``axes``; ``label``/``color`` tell runs apart in a comparison."""
+    for ax, (title, keys, log_scale) in zip(axes, PANELS):
+        for key, key_label in keys:
+            steps, values = series(log, key)
+            if not steps:
+                continue
+            name = key_label if label is None else f"{label}: {key_label}" if len(keys) > 1 else label
+            ax.plot(steps, values, label=name, color=color, linestyle="--" if key == "val_loss" else "-",
+                    marker="o" if len(steps) == 1 else None)
+        for step in nonfinite_steps(log):
+            ax.axvline(step, color="red", alpha=0.4, linewidth=1)
+        ax.set_title(title)
+        if log_scale and ax.has_data():
+            ax.set_yscale("log")
+    floor = loss_floor(log)
+    if floor is not None:
+        axes[0].axhline(floor, color=color or "black", linestyle=":", linewidth=1,
+                        label="loss floor" if label is None else f"{label}: loss floor")
+
+
+def new_figure():
+    figure, axes = plt.subplots(len(PANELS), 1, figsize=(8, 2.4 * len(PANELS)), sharex=True)
+    axes[-1].set_xlabel("optimizer step")
+    return figure, axes
+
+
+def save(figure, axes, out_png: str | Path, title: str) -> Path:
+    for ax in axes:
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize="small")
+    figure.suptitle(title)
+    figure.tight_layout()
+    out_png = Path(out_png)
+    out_png.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out_png, dpi=100)
+    plt.close(figure)
+    return out_png
+
+
+def plot_run(log_path: str | Path, out_png: str | Path) -> Path:
+    """One run's panels in ``out_png``. ``log_path`` is a ``metrics.jsonl`` or the run directory holding it."""
+    log = read_metrics_log(log_path)
+    figure, axes = new_figure()
+    draw(axes, log)
+    return save(figure, axes, out_png, str(log.path.parent))
+
+
+def plot_comparison(runs: dict[str, str | Path], out_png: str | Path) -> Path:
+    """Several runs, e.g. ``{"broken": path, "fixed": path}``, on the same panels, one colour each."""
+    figure, axes = new_figure()
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for index, (label, log_path) in enumerate(runs.items()):
+        draw(axes, read_metrics_log(log_path), label, colors[index % len(colors)])
+    return save(figure, axes, out_png, " vs ".join(runs))
