@@ -10,9 +10,9 @@ import argparse
 import sys
 
 import chapters
-from chapters.cli import plot, train
+from chapters.cli import plot, replay, reproduce, train
 
-VERBS = [train, plot]
+VERBS = [train, reproduce, replay, plot]
 
 USAGE_ERROR = 2
 

@@ -5,8 +5,8 @@ A scenario is one module (see ``healthy.py`` for the simplest) with:
 * ``ID`` and ``LABEL`` -- its id in ``clinic reproduce`` and the doctor's label for its symptom;
 * a module docstring -- the lesson: symptom, how to see it, root cause, fix, how to confirm;
 * ``broken(options)`` and ``fixed(options)`` -- each returns a :class:`RunPlan`;
-* ``symptom(result)`` -- a predicate over a finished run's *logged metrics*: true when the run shows the
-  failure. The same predicate must be true for the broken run and false for the fixed one.
+* ``symptom(result)`` -- a predicate over a finished run's *logged metrics*, returning a plain ``bool``:
+  true when the run shows the failure. The same predicate must be true for the broken run and false for the fixed one.
 
 Runs are judged from what they wrote to ``metrics.jsonl`` (read back with the tolerant reader), never from
 Python objects in memory: the lesson is that the log alone is enough to tell what went wrong.
@@ -118,13 +118,14 @@ def execute(plan: RunPlan, run_dir: Path, callbacks: list[Callback]) -> None:
 
 def read_result(run_dir: Path, seconds: float) -> RunResult:
     log = read_metrics_log(run_dir)
-    frame = pd.DataFrame(log.metrics)
-    train = frame[frame["train_loss"].notna()] if "train_loss" in frame else frame.iloc[0:0]
-    val = frame[frame["val_loss"].notna()] if "val_loss" in frame else frame.iloc[0:0]
+    # Select records by which keys they *have*: a NaN train_loss is evidence, not a missing value.
+    train = pd.DataFrame([r for r in log.metrics if "train_loss" in r])
+    if train.empty:  # a run that died before its first logging step
+        train = pd.DataFrame(columns=["step", "train_loss"])
+    val = pd.DataFrame([r for r in log.metrics if "val_loss" in r], columns=["step", "val_loss"])
     start = next((e for e in log.events if e["event"] == "run_start"), {})
     end = next((e for e in reversed(log.events) if e["event"] == "run_end"), {})
-    return RunResult(run_dir, end.get("status", "killed"), end.get("error"), train.reset_index(drop=True),
-                     val.reset_index(drop=True), log.events, start.get("loss_floor"),
+    return RunResult(run_dir, end.get("status", "killed"), end.get("error"), train, val, log.events, start.get("loss_floor"),
                      start.get("steps_per_epoch"), seconds)
 
 

@@ -37,4 +37,4 @@ def symptom(result: RunResult) -> bool:
     """The loss closed less than 20 % of the gap between where it started and the loss floor."""
     losses = result.train["train_loss"]
     start, end = losses.iloc[0], losses.iloc[-5:].mean()
-    return (start - end) < 0.2 * (start - result.loss_floor)
+    return bool((start - end) < 0.2 * (start - result.loss_floor))

@@ -11,11 +11,15 @@ tensor that went non-finite.
 Causes (``--cause``), most common first, each with its fix:
 
 * ``lr_spike`` -- the peak learning rate is far too high and there is no warmup: each Adam step moves every
-  weight by about ``lr``, activations grow by orders of magnitude per step until they overflow.
+  weight by about ``lr``, activations grow by orders of magnitude per step until they overflow. In fp32
+  that takes an absurd LR (here 10,000x the sane one); in fp16 or bf16 far less: at a merely 100x LR the
+  fp32 run "only" diverges, which the doctor calls ``divergence``.
   Fix: a sane peak LR with linear warmup.
 * ``all_ignored_labels`` -- a batch in which every label is -100 (e.g. packing left a batch of pure prompt
-  or padding). The mean loss over zero positions is 0/0 = NaN, and one NaN gradient poisons every weight.
-  Fix: check batches and drop (or fix) the ones with no label to learn from.
+  or padding). The mean loss over zero positions is 0/0 = NaN. PyTorch's gradient of that NaN is zero, so
+  the weights survive -- but the logged loss is NaN at that step, every average that includes it is NaN,
+  and a logger that filters NaN hides the evidence. Fix: check batches and drop (or fix) the ones with
+  no label to learn from.
 * ``bad_token_ids`` -- a token id >= vocab size. On the CPU the embedding lookup fails with an index error
   (a clear data error); on CUDA it is a device-side assert that kills the process's CUDA context.
   Fix: validate ids before training (``clinic sanity`` does), and drop or repair the bad rows.
@@ -96,7 +100,7 @@ def broken(options: Options) -> RunPlan:
 def _broken(options: Options) -> RunPlan:
     cause = options.cause or DEFAULT_CAUSE
     if cause == "lr_spike":
-        return tiny_plan(options, steps=STEPS, lr=30.0, warmup_steps=0)
+        return tiny_plan(options, steps=STEPS, lr=100.0, warmup_steps=0)  # 10,000x the sane 1e-2
     plan = fixed(options)
     if cause == "all_ignored_labels":
         return dataclasses.replace(plan, batch_transform=mask_all_labels)

@@ -30,9 +30,9 @@ from chapters.scenarios.base import Options, RunPlan, RunResult, tiny_plan
 ID = "oom"
 LABEL = "oom"
 EXPECT_SYMPTOM = True
-STEPS = 6
-EFFECTIVE_BATCH = 512
-MICRO_BATCH = 32
+STEPS = 3
+EFFECTIVE_BATCH = 2048
+MICRO_BATCH = 64
 CAP_GB = {"cpu": 0.6, "cuda": 2.0}  # headroom above what the process holds before training
 
 

@@ -123,5 +123,5 @@ def reproduce(scenario_id: str, options: Options, out_dir: Path) -> Outcome:
     for variant in VARIANTS:
         plot_run(out_dir / variant, out_dir / variant / "plot.png")
     plot_comparison({variant: out_dir / variant for variant in VARIANTS}, out_dir / "compare.png")
-    return Outcome(scenario_id, options.cause, options.device, scenario.symptom(results["broken"]),
-                   scenario.symptom(results["fixed"]), time.perf_counter() - start)
+    return Outcome(scenario_id, options.cause, options.device, bool(scenario.symptom(results["broken"])),
+                   bool(scenario.symptom(results["fixed"])), time.perf_counter() - start)
