@@ -51,6 +51,13 @@ def test_nan_forensics_replay_names_the_first_nonfinite_tensor(tmp_path):
     assert f"step {nan.POISON_EVERY}" in result.stdout
 
 
+def test_replay_of_an_lr_spike_points_at_the_gradient_norm(tmp_path):
+    run_variant("nan", "broken", Options(cause="lr_spike"), tmp_path / "run")
+    result = clinic("replay", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    assert "gradient" in result.stdout and "inf" in result.stdout
+
+
 def test_replay_without_forensics_is_a_usage_error(tmp_path):
     result = clinic("replay", str(tmp_path))
     assert result.returncode == 2 and "nan_forensics.pt not found" in result.stderr
