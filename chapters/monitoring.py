@@ -17,6 +17,9 @@ Logging levels (one module each in :mod:`chapters.logging_levels`):
 2     TensorBoard (W&B optional)         ``run_dir/tensorboard/`` (``run_dir/wandb/``)
 3     JSON Lines                         ``run_dir/metrics.jsonl`` (the contract)
 ====  =================================  ==========================================
+
+The tqdm progress bar (loss and lr in its postfix) is :class:`chapters.core.progress.ProgressBar`; it is
+not a writer here because ``clinic train`` shows it at every level except 0, where prints would break it.
 """
 
 from __future__ import annotations

@@ -8,9 +8,11 @@ remembers the first bad step (a ``torch.where``, no sync), and we read that tens
 
 When it turns up, a ``nan`` event goes to every writer: ``{"event": "nan", "step": 13, "tensor":
 "loss"}``. ``tensor`` names what went non-finite first: ``"loss"``, or ``"grad_norm"`` when the loss was
-still finite but its gradients overflowed (the loss follows one step later). The event is written on the
-logging step that discovers it, so in the log it may come after records of later steps; its ``step``
-field is the exact step.
+still finite but its gradients overflowed (the loss follows one step later). Under fp16 loss scaling only
+the loss is watched: there overflowing gradients are routine, and the scaler skips those steps.
+
+The event is written on the logging step that discovers it, so in the log it may come after records of
+later steps; its ``step`` field is the exact step.
 """
 
 from __future__ import annotations
@@ -30,12 +32,16 @@ class FirstNonFinite(Callback):
         # first_step[i]: the first step at which WATCHED[i] was not finite, or NOT_YET. Lives on the device.
         self.first_step = torch.full((len(WATCHED),), NOT_YET, device=trainer.device)
         self.reported = False
+        # With fp16 loss scaling an Inf gradient now and then is routine (the scaler skips that step), so
+        # there only the loss is watched.
+        self.watch_grads = not trainer.scaler.is_enabled()
 
     @torch.no_grad()
     def on_step_end(self, trainer):
         if self.reported:
             return
-        values = torch.stack([trainer.last_loss.float(), trainer.grad_norm.float()])
+        grad_norm = trainer.grad_norm.float() if self.watch_grads else torch.zeros((), device=trainer.device)
+        values = torch.stack([trainer.last_loss.float(), grad_norm])
         newly_bad = ~torch.isfinite(values) & (self.first_step == NOT_YET)
         self.first_step = torch.where(newly_bad, trainer.step, self.first_step)  # four small ops, no sync
 

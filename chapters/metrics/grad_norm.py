@@ -12,9 +12,11 @@ them only on logging steps, before clipping, and leaves them on the device until
 
 from __future__ import annotations
 
+import torch
+
 from chapters.core.callbacks import Callback
 from chapters.metrics import is_logging_step
-from chapters.metrics.groups import Grouping, combined_norm, gpt_group, group_parameters
+from chapters.metrics.groups import Grouping, ParameterGroups, gpt_group
 
 
 class GradNormPerGroup(Callback):
@@ -22,21 +24,24 @@ class GradNormPerGroup(Callback):
 
     def __init__(self, grouping: Grouping = gpt_group):
         self.grouping = grouping
-        self.norms = {}
+        self.norms = None
 
     def on_run_start(self, trainer):
-        self.groups = group_parameters(trainer.model, self.grouping)
+        self.groups = ParameterGroups(trainer.model, self.grouping)
+        self.no_grad = torch.zeros((), device=trainer.device)  # stands in for a frozen parameter's gradient
 
     def on_before_optimizer_step(self, trainer):
         if not is_logging_step(trainer):
             return
-        self.norms = {}
-        for group, parameters in self.groups.items():
-            grads = [p.grad for p in parameters if p.grad is not None]
-            if grads:  # a fully frozen group has no gradient to measure
-                self.norms[group] = combined_norm(grads)
+        parameters = self.groups.parameters
+        self.norms = self.groups.norms([self.no_grad if p.grad is None else p.grad for p in parameters])
+        # A group none of whose parameters has a gradient (fully frozen) has nothing to report.
+        self.measured = {group for p, group in zip(parameters, self.groups.group_of) if p.grad is not None}
 
     def on_log(self, trainer, record):
-        for group, norm in self.norms.items():
-            record[f"grad_norm/{group}"] = norm.item()
-        self.norms = {}
+        if self.norms is None:
+            return
+        for name, norm in zip(self.groups.names, self.norms.tolist()):  # one sync for all groups
+            if name in self.measured:
+                record[f"grad_norm/{name}"] = norm
+        self.norms = None

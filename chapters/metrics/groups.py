@@ -41,19 +41,27 @@ def gpt_group(name: str) -> str:
     return OTHER
 
 
-def group_parameters(model: torch.nn.Module, grouping: Grouping = gpt_group) -> dict[str, list[torch.nn.Parameter]]:
-    """``{group: [parameters]}`` for every parameter of ``model``, frozen ones included, each listed once."""
-    name_to_group = grouping if callable(grouping) else (lambda name: grouping.get(name, OTHER))
-    groups: dict[str, list[torch.nn.Parameter]] = {}
-    for name, parameter in model.named_parameters():
-        groups.setdefault(name_to_group(name), []).append(parameter)
-    return groups
+class ParameterGroups:
+    """The model's parameters, each assigned to one group, ready for per-group norms in a few batched ops.
 
-
-def combined_norm(tensors: list[torch.Tensor]) -> torch.Tensor:
-    """The L2 norm of several tensors taken as one long vector, as a 0-d tensor on their device (no sync).
-
-    ``torch._foreach_norm`` is the batched kernel ``clip_grad_norm_`` itself uses: one call for all tensors
-    instead of one small kernel launch each.
+    A metric needs one norm per group on every logging step. Looping over groups and parameters would
+    launch a few small kernels per parameter; instead we take all per-parameter norms in one batched call
+    (``torch._foreach_norm``, the kernel ``clip_grad_norm_`` itself uses) and sum their squares per group
+    with one matrix product against a 0/1 membership matrix.
     """
-    return torch.linalg.vector_norm(torch.stack(torch._foreach_norm(tensors)))
+
+    def __init__(self, model: torch.nn.Module, grouping: Grouping = gpt_group):
+        to_group = grouping if callable(grouping) else (lambda name: grouping.get(name, OTHER))
+        named = list(model.named_parameters())  # frozen ones included; a tied tensor appears once
+        self.parameters = [parameter for _, parameter in named]
+        self.group_of = [to_group(name) for name, _ in named]  # each parameter's group
+        self.names = list(dict.fromkeys(self.group_of))  # the group names, in model order
+        # membership[g, i] = 1 when parameter i belongs to group g
+        self.membership = torch.zeros(len(self.names), len(named), device=self.parameters[0].device)
+        for i, group in enumerate(self.group_of):
+            self.membership[self.names.index(group), i] = 1.0
+
+    def norms(self, tensors: list[torch.Tensor]) -> torch.Tensor:
+        """Per-group L2 norms of ``tensors`` (one per parameter, in order), shape ``[groups]``, without a sync."""
+        squares = torch.stack(torch._foreach_norm(tensors)).float().square()
+        return (self.membership @ squares).sqrt()

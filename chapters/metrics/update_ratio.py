@@ -17,7 +17,7 @@ import torch
 
 from chapters.core.callbacks import Callback
 from chapters.metrics import is_logging_step
-from chapters.metrics.groups import Grouping, combined_norm, gpt_group, group_parameters
+from chapters.metrics.groups import Grouping, ParameterGroups, gpt_group
 
 
 class UpdateRatio(Callback):
@@ -26,28 +26,27 @@ class UpdateRatio(Callback):
     def __init__(self, grouping: Grouping = gpt_group):
         self.grouping = grouping
         self.before = None
-        self.ratios = {}
+        self.ratios = None
 
     def on_run_start(self, trainer):
-        self.groups = group_parameters(trainer.model, self.grouping)
+        self.groups = ParameterGroups(trainer.model, self.grouping)
 
     @torch.no_grad()
     def on_before_optimizer_step(self, trainer):
         if is_logging_step(trainer):
-            self.before = {group: [p.detach().clone() for p in params] for group, params in self.groups.items()}
+            self.before = [p.detach().clone() for p in self.groups.parameters]
 
     @torch.no_grad()
     def on_step_end(self, trainer):
         if self.before is None:  # not a logging step: nothing was copied, nothing to do
             return
-        self.ratios = {}
-        for group, params in self.groups.items():
-            old = self.before[group]
-            change = combined_norm(torch._foreach_sub(params, old))  # one batched subtraction for the group
-            self.ratios[group] = change / combined_norm(old)
+        change = self.groups.norms(torch._foreach_sub(self.groups.parameters, self.before))  # batched w - w_old
+        self.ratios = change / self.groups.norms(self.before)
         self.before = None
 
     def on_log(self, trainer, record):
-        for group, ratio in self.ratios.items():
-            record[f"update_ratio/{group}"] = ratio.item()
-        self.ratios = {}
+        if self.ratios is None:
+            return
+        for name, ratio in zip(self.groups.names, self.ratios.tolist()):  # one sync for all groups
+            record[f"update_ratio/{name}"] = ratio
+        self.ratios = None
