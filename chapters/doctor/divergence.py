@@ -21,7 +21,7 @@ def check(run) -> list[Finding]:
     loss = curve(run.train, "train_loss")
     if len(loss) < 6:
         return []
-    start = float(head(loss).median())
+    start = float(head(loss, 0.02).median())  # the first few points: the untrained model
     if start <= 0:
         return []
     smoothed = smooth(loss, window_for(len(loss)))

@@ -39,7 +39,7 @@ def _explosion(run) -> list[Finding]:
         norms = norms[norms > 0]
         if len(norms) < 8:
             continue
-        base = float(head(norms, 0.2).median())
+        base = float(head(norms, 0.05).median())
         rolled = smooth(norms, 3)
         step = first_sustained(rolled >= EXPLODE * base, 2)
         spike = first_sustained(norms >= SPIKE * base, 1)

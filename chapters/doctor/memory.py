@@ -28,8 +28,10 @@ def check(run) -> list[Finding]:
         quarter = max(2, len(memory) // 4)
         early, late = float(memory.iloc[:quarter].median()), float(memory.iloc[-quarter:].median())
         second = memory.iloc[len(memory) // 2:]
+        if late - early < max(MIN_GB, GROWTH * early) or second.nunique() < 2:
+            continue
         trend = second.corr(second.index.to_series(index=second.index).astype(float), method="spearman")
-        if late - early < max(MIN_GB, GROWTH * early) or not trend >= MIN_TREND:
+        if not trend >= MIN_TREND:
             continue
         return [Finding("memory_growth", confidence(0.8, (late - early) / max(MIN_GB, GROWTH * early)),
                         int(memory.index[0]),

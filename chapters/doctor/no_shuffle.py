@@ -17,8 +17,8 @@ import pandas as pd
 
 from chapters.doctor.findings import Finding, confidence
 
-MIN_CORRELATION = 0.7
-MIN_SHARE = 0.25
+MIN_CORRELATION = 0.75
+MIN_SHARE = 0.1
 BINS = 8
 LESSON = "docs/doctor.md#no_shuffle"
 
@@ -35,7 +35,7 @@ def check(run) -> list[Finding]:
     per_epoch = len(frame) / max(1, epoch.nunique())
     if epoch.nunique() < 3 or per_epoch < BINS:
         return []
-    loss = np.log(frame["train_loss"].clip(lower=1e-12))
+    loss = np.log(frame["train_loss"].clip(lower=1e-3))  # a log scale, so a shape is a shape at any level
     trend = loss.rolling(int(round(per_epoch)), center=True, min_periods=1).mean()
     residual = loss - trend
     bins = np.minimum((phase * BINS).astype(int), BINS - 1)

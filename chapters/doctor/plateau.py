@@ -21,7 +21,7 @@ def check(run) -> list[Finding]:
     loss = curve(run.train, "train_loss")
     if len(loss) < 8 or run.nonfinite["train_loss"].any():
         return []
-    start = float(head(loss).median())
+    start = float(head(loss, 0.02).median())  # the first few points: the untrained model
     best = float(smooth(loss, window_for(len(loss))).min())
     floor = run.info("loss_floor")
     starts_late = loss.index[0] > max(50, 0.1 * loss.index[-1])

@@ -16,8 +16,27 @@ RULES = [nan, oom, leakage, frozen, no_shuffle, gradients, divergence, overfitti
          oscillation, plateau]
 
 
+# cause -> symptoms it produces. When both are found and the cause starts no later than the symptom, the
+# cause is listed first whatever the scores say: the fix is for the cause.
+CONSEQUENCES = {
+    "grad_explosion": {"divergence", "oscillation"},
+    "vanishing_gradients": {"loss_plateau"},
+    "frozen_parameters": {"loss_plateau"},
+    "no_shuffle": {"oscillation", "divergence", "overfitting", "grad_explosion"},
+    "memory_growth": {"throughput_drop"},
+}
+
+
 def rank(findings: list[Finding]) -> list[Finding]:
-    return sorted(findings, key=lambda f: (-f.confidence, f.step if f.step is not None else -1))
+    def start(finding):
+        return finding.step if finding.step is not None else -1
+
+    def score(finding):
+        causes = [c.confidence for c in findings
+                  if finding.anomaly in CONSEQUENCES.get(c.anomaly, ()) and start(c) <= start(finding)]
+        return min([finding.confidence] + [c - 1e-3 for c in causes])
+
+    return sorted(findings, key=lambda f: (-score(f), start(f)))
 
 
 def diagnose_run(run: RunLog) -> Diagnosis:
