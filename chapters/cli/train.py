@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 
-from chapters.cli.args import non_negative_int, positive_float, positive_int, writable_dir
+from chapters.cli.args import doctor_labels, non_negative_int, positive_float, positive_int, writable_dir
 from chapters.core.callbacks import History
 from chapters.core.data import DataError, markov_corpus, text_corpus
 from chapters.core.devices import DeviceError, resolve_device
@@ -33,6 +34,8 @@ def add_parser(verbs) -> None:
     parser.add_argument("--text-sha256", metavar="HEX", help="expected sha256 of --text (checked before use)")
     parser.add_argument("--out", type=writable_dir, help="run directory (default: runs/<preset>)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--stop-on", type=doctor_labels, default=(), metavar="LABEL[,LABEL]",
+                        help="stop when the doctor finds one of these (e.g. nan_loss); see docs/doctor.md")
     parser.set_defaults(run=run)
 
 
@@ -56,7 +59,12 @@ def run(args) -> int:
     out = args.out or writable_dir(f"runs/{args.preset}")
 
     history = History()
-    trainer = build_trainer(args.preset, config, [history, ProgressBar(disable=args.quiet)], corpus=corpus)
+    callbacks = [history, ProgressBar(disable=args.quiet)]
+    if args.stop_on:
+        from chapters.doctor.live import DoctorCallback
+
+        callbacks.append(DoctorCallback(stop_on=args.stop_on, stream=sys.stderr))
+    trainer = build_trainer(args.preset, config, callbacks, corpus=corpus)
     (out / "config.json").write_text(json.dumps({"preset": args.preset, "corpus": corpus.name,
                                                  **dataclasses.asdict(config)}, indent=2) + "\n")
     status = trainer.fit()

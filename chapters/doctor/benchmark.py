@@ -23,6 +23,7 @@ import psutil
 import torch
 from torch import nn
 
+from chapters.core.callbacks import Callback
 from chapters.doctor.findings import LABELS
 
 FAULTS = {  # fault -> the label the doctor should give (None: a healthy run, no findings expected)
@@ -192,8 +193,14 @@ def recipe(case: Case) -> dict:
         r.update(sleep_from=third)
     elif fault == "oom":
         r.update(oom_at=third * 2)
-    r["noise_seed"] = case.seed
+    # The step where the fault starts acting (0: from the first step), to measure detection delay.
+    r["onset"] = next((v if isinstance(v, int) else v[0] for v in (r["lr_at"], r["empty_labels_at"],
+                       r["unscaled_from"], r["sleep_from"], r["oom_at"]) if v), 0)
     return r
+
+
+def onset(case: Case) -> int:
+    return 0 if case.family == "gpt" else recipe(case)["onset"]
 
 
 MINIMAL_KEYS = {"step", "epoch", "timestamp", "train_loss", "val_loss", "lr", "tokens_per_sec", "gpu_memory_gb"}
@@ -348,3 +355,62 @@ def _norm(tensors) -> float:
     if not tensors:
         return 0.0
     return float(torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(t.float()) for t in tensors])))
+
+
+# ---------------------------------------------------------------------------------------- course GPT
+class GroupNorms(Callback):
+    """Adds ``grad_norm/<group>`` on logging steps (what the monitoring lesson logs for the GPT).
+
+    The norms are measured in ``on_before_optimizer_step`` of the steps that will be logged, and added
+    to the record in ``on_log`` -- before the JSONL logger, later in the list, writes it.
+    """
+
+    GROUPS = (("embedding", "embedding"), ("attention", ".attention."), ("mlp", ".mlp."), ("norm", "norm"))
+
+    def __init__(self):
+        self.norms = {}
+
+    def on_before_optimizer_step(self, trainer):
+        if (trainer.step + 1) % trainer.config.log_every:
+            return
+        grads = {name: [] for name, _ in self.GROUPS}
+        for name, parameter in trainer.model.named_parameters():
+            group = next(group for group, marker in self.GROUPS + (("norm", ""),) if marker in name)
+            grads[group].append(parameter.grad)
+        self.norms = {f"grad_norm/{group}": _norm(tensors) for group, tensors in grads.items()}
+
+    def on_log(self, trainer, record):
+        record.update(self.norms)
+
+
+def gpt_case(case: Case, directory: Path) -> None:
+    """A course-GPT run through the project's Trainer, with the case's fault in its config."""
+    from chapters.core.data import Corpus, LineDataset, markov_corpus
+    from chapters.core.devices import seed_everything
+    from chapters.core.run import build_model, preset_config
+    from chapters.core.trainer import Trainer
+    from chapters.logging_levels.level3_jsonl import JsonlLogger
+
+    torch.set_num_threads(1)
+    full = markov_corpus(32)
+    lines = 24 if case.fault == "overfitting" else 640
+    rows = full.train.tokens[torch.randperm(len(full.train), generator=torch.Generator().manual_seed(case.seed))[:lines]]
+    if case.fault == "no_shuffle":
+        rows = rows[rows[:, 0].argsort(stable=True)]  # grouped by dialect, as concatenated files are
+    corpus = Corpus("markov-subset", full.tokenizer, LineDataset(rows), LineDataset(full.val.tokens[:256]),
+                    full.loss_floor)
+    changes = dict(steps=150, batch_size=16, log_every=5, eval_every=25, eval_batches=4, warmup_steps=10,
+                   device="cpu", seed=case.seed)
+    changes.update({
+        "loss_plateau": dict(lr=1e-5),
+        "nan_loss": dict(lr=30.0, grad_clip=0.0),
+        "no_shuffle": dict(shuffle=False, steps=200, log_every=4),
+        "overfitting": dict(batch_size=8, steps=300, eval_every=20, weight_decay=0.0),
+    }.get(case.fault, {}))
+    config = preset_config("tiny", **changes)
+    seed_everything(config.seed)
+    model = build_model("tiny", full.tokenizer.vocab_size, block_size=32)
+    if case.fault == "frozen_parameters":
+        model.token_embedding.weight.requires_grad_(False)  # the fine-tuning freeze that was never undone
+    trainer = Trainer(model, corpus, config, [GroupNorms(), JsonlLogger(directory)])
+    trainer.fit()

@@ -26,7 +26,7 @@ def check(run) -> list[Finding]:
             continue
         table = run.train[keys].astype(float)
         zero_share = (table.abs() < ZERO).sum() / table.notna().sum().replace(0, np.nan)
-        frozen = [k for k in keys if zero_share.get(k, 0) >= 0.9]
+        frozen = [k for k in keys if zero_share.get(k, 0) >= 0.9 and not _has_gradient(run, k)]
         moving = [k for k in keys if k not in frozen and (table[k].abs() > ZERO).any()]
         if frozen and moving:
             step = int(run.train.loc[table[frozen[0]].notna(), "step"].iloc[0])
@@ -40,6 +40,13 @@ def check(run) -> list[Finding]:
                          f"run_start says {int(total - trainable):,} of {int(total):,} parameters are not "
                          "trainable")]
     return []
+
+
+def _has_gradient(run, key: str) -> bool:
+    """A group with no update but a non-zero gradient is not frozen: its updates are too small to change a
+    float32 weight at all (vanishing gradients do that), which the gradient rules report."""
+    gradient = "grad_norm/" + key.split("/", 1)[1]
+    return gradient in run.train and bool((run.train[gradient].abs() > ZERO).any())
 
 
 def _finding(score, step, evidence) -> Finding:
