@@ -18,7 +18,7 @@ LESSON = "docs/doctor.md#divergence"
 
 
 def check(run) -> list[Finding]:
-    loss = curve(run.train, "train_loss")
+    loss = run.curve("train_loss")
     if len(loss) < 6:
         return []
     start = float(head(loss, 0.02).median())  # the first few points: the untrained model

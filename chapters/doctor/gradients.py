@@ -35,7 +35,7 @@ def check(run) -> list[Finding]:
 def _explosion(run) -> list[Finding]:
     worst = None
     for key in ["grad_norm", *group_keys(run.train, "grad_norm")]:
-        norms = curve(run.train, key)
+        norms = run.curve(key)
         norms = norms[norms > 0]
         if len(norms) < 8:
             continue
@@ -88,7 +88,7 @@ def _vanishing(run) -> list[Finding]:
             return [_vanish_finding(first, confidence(0.78, VANISH_RATIO / max(value, 1e-30)),
                                     f"{weakest} is {value:.1e} of {strongest} (median over {len(ratio)} "
                                     f"records; below {VANISH_RATIO:g})")]
-    norms = curve(run.train, "grad_norm")
+    norms = run.curve("grad_norm")
     if len(norms) >= 5 and 0 < float(norms.median()) < VANISH_TOTAL:
         return [_vanish_finding(int(norms.index[0]), 0.7, f"the total gradient norm has median "
                                                           f"{norms.median():.1e} (below {VANISH_TOTAL:g})")]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from chapters.doctor.signals import curve
 from chapters.logging_levels.level3_jsonl import MetricsLogError, find_log, read_metrics_log
 
 FLAG_KEYS = ("train_loss", "val_loss", "grad_norm")  # keys whose non-finite values are findings, not gaps
@@ -44,6 +45,7 @@ class RunLog:
     events: list[dict] = field(default_factory=list)
     run_start: dict = field(default_factory=dict)  # the last run_start event (a resumed run restarts)
     notes: list[str] = field(default_factory=list)
+    _curves: dict = field(default_factory=dict, repr=False)
 
     def has(self, key: str) -> bool:
         """Whether the training records carry ``key`` (with at least one number)."""
@@ -54,9 +56,11 @@ class RunLog:
         value = to_number(self.run_start.get(key))
         return None if value is None or not math.isfinite(value) else value
 
-    @property
-    def last_step(self) -> int:
-        return int(self.all_rows["step"].max())
+    def curve(self, key: str) -> pd.Series:
+        """The training curve of ``key`` (see :func:`signals.curve`), computed once and shared by the rules."""
+        if key not in self._curves:
+            self._curves[key] = curve(self.train, key)
+        return self._curves[key]
 
 
 def to_number(value) -> float | None:

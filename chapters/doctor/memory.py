@@ -21,7 +21,7 @@ LESSON = "docs/doctor.md#memory_growth"
 
 def check(run) -> list[Finding]:
     for key in ("gpu_memory_gb", "cpu_memory_gb"):
-        memory = curve(run.train, key)
+        memory = run.curve(key)
         memory = memory.iloc[len(memory) // 10:]
         if len(memory) < 8:
             continue

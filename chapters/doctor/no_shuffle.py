@@ -32,25 +32,29 @@ def check(run) -> list[Finding]:
     phase, epoch = _phase(frame, run.info("steps_per_epoch"))
     if phase is None:
         return []
-    per_epoch = len(frame) / max(1, epoch.nunique())
-    if epoch.nunique() < 3 or per_epoch < BINS:
+    count = int(np.count_nonzero(np.diff(epoch.to_numpy()))) + 1
+    per_epoch = len(frame) / count
+    if count < 3 or per_epoch < BINS:
         return []
     loss = np.log(frame["train_loss"].clip(lower=1e-3))  # a log scale, so a shape is a shape at any level
-    trend = loss.rolling(int(round(per_epoch)), center=True, min_periods=1).mean()
-    residual = loss - trend
-    bins = np.minimum((phase * BINS).astype(int), BINS - 1)
-    table = pd.DataFrame({"epoch": epoch.to_numpy(), "bin": bins.to_numpy(), "r": residual.to_numpy()})
-    profile = table.groupby(["epoch", "bin"])["r"].mean().unstack()
-    profile = profile[profile.notna().sum(axis=1) == BINS]  # whole epochs only
+    residual = (loss - loss.rolling(int(round(per_epoch)), center=True, min_periods=1).mean()).to_numpy()
+    bins = np.minimum((phase.to_numpy() * BINS).astype(int), BINS - 1)
+    epoch = epoch.to_numpy()
+    epochs = np.concatenate([[0], np.cumsum(epoch[1:] != epoch[:-1])])  # 0, 1, 2... in step order
+    # Mean residual per (epoch, bin) cell, with bincount: one pass over the records, fast on huge logs.
+    cell = epochs * BINS + bins
+    counts = np.bincount(cell, minlength=(epochs.max() + 1) * BINS).reshape(-1, BINS)
+    sums = np.bincount(cell, residual, minlength=(epochs.max() + 1) * BINS).reshape(-1, BINS)
+    whole = (counts > 0).all(axis=1)  # whole epochs only
+    profile = sums[whole] / counts[whole]
     if len(profile) < 3:
         return []
-    even, odd = profile.iloc[::2].mean(), profile.iloc[1::2].mean()
+    even, odd = profile[::2].mean(axis=0), profile[1::2].mean(axis=0)
     if even.std() == 0 or odd.std() == 0:
         return []
     correlation = float(np.corrcoef(even, odd)[0, 1])
-    shape = profile.mean()
-    fitted = table["bin"].map(shape)
-    share = 1 - float(((table["r"] - fitted) ** 2).mean() / max((table["r"] ** 2).mean(), 1e-30))
+    shape = profile.mean(axis=0)
+    share = 1 - float(((residual - shape[bins]) ** 2).mean() / max((residual ** 2).mean(), 1e-30))
     if correlation < MIN_CORRELATION or share < MIN_SHARE:
         return []
     swing = float(np.exp(shape.max() - shape.min()) - 1)
@@ -77,11 +81,15 @@ def _phase(frame: pd.DataFrame, steps_per_epoch):
         # step counts completed optimizer steps: steps 1..spe belong to epoch 0.
         position = (step - 1) % steps_per_epoch
         return position / steps_per_epoch, ((step - 1) // steps_per_epoch).astype(int)
-    if "epoch" in frame and frame["epoch"].notna().all() and frame["epoch"].nunique() >= 3:
-        epoch = frame["epoch"].astype(int)
-        first = step.groupby(epoch).transform("min")
-        length = float(step.groupby(epoch).min().diff().median())
-        if not length or not np.isfinite(length):
+    if "epoch" in frame and frame["epoch"].notna().all():
+        epoch = frame["epoch"].to_numpy().astype(int)
+        labels, first_index = np.unique(epoch, return_index=True)  # rows are in step order
+        if len(labels) < 3:
             return None, None
-        return ((step - first) / length).clip(0, 0.999), epoch
+        first_step = step.to_numpy()[first_index]
+        length = float(np.median(np.diff(first_step)))
+        if not length > 0:
+            return None, None
+        start = first_step[np.searchsorted(labels, epoch)]
+        return pd.Series(np.clip((step.to_numpy() - start) / length, 0, 0.999)), pd.Series(epoch)
     return None, None

@@ -22,7 +22,7 @@ LESSON = "docs/doctor.md#oscillation"
 
 
 def check(run) -> list[Finding]:
-    loss = curve(run.train, "train_loss")
+    loss = run.curve("train_loss")
     loss = loss[loss > 0]
     if len(loss) < 16:
         return []

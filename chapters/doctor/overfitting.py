@@ -30,7 +30,7 @@ def check(run) -> list[Finding]:
     rise = late / best - 1
     if rise < MIN_RISE:
         return []
-    train = curve(run.train, "train_loss")
+    train = run.curve("train_loss")
     evidence = f"val loss rose {rise:.0%} from its minimum {best:.4g} at step {int(best_step)}"
     if len(train) >= 4:
         at_best = float(train[train.index <= best_step].iloc[-3:].median()) if (train.index <= best_step).any() \

@@ -17,7 +17,7 @@ LESSON = "docs/doctor.md#throughput_drop"
 
 
 def check(run) -> list[Finding]:
-    speed = curve(run.train, "tokens_per_sec").iloc[1:]
+    speed = run.curve("tokens_per_sec").iloc[1:]
     speed = speed[speed > 0]
     if len(speed) < 8:
         return []
