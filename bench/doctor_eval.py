@@ -78,7 +78,9 @@ def main() -> int:
     gpt_seeds = tuple(int(s) for s in args.gpt_seeds.split(",")) if args.gpt_seeds else ()
     families = set(args.families.split(","))
     cases = [c for c in all_cases(seeds, gpt_seeds) if c.family in families]
-    with ProcessPoolExecutor(args.workers) as pool:
+    # One fresh process per run, as in real training: memory freed by an earlier run would otherwise be
+    # reused by the next one and hide its growth from the process's RSS.
+    with ProcessPoolExecutor(args.workers, max_tasks_per_child=1) as pool:
         results = list(pool.map(run_case, cases, [args.out] * len(cases), [args.reuse] * len(cases)))
     for r in results:
         mark = "ok " if (r["top"] == r["case"].label) else "XX "

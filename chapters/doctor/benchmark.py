@@ -32,8 +32,7 @@ FAULTS = {  # fault -> the label the doctor should give (None: a healthy run, no
 FAMILY_FAULTS = {
     "mlp": [fault for fault in FAULTS if fault != "oscillation"],
     "gru": ["healthy", "healthy_noisy", "healthy_converged", "nan_loss", "loss_plateau", "no_shuffle",
-            "frozen_parameters", "overfitting", "leakage", "throughput_drop", "memory_growth", "divergence", "oom",
-            "grad_explosion"],
+            "frozen_parameters", "overfitting", "leakage", "throughput_drop", "memory_growth", "oom", "grad_explosion"],
     "gpt": ["healthy", "loss_plateau", "nan_loss", "no_shuffle", "frozen_parameters", "overfitting"],
 }
 CLASSES, FEATURES, NOISE = 5, 16, 0.1
@@ -295,8 +294,12 @@ def train(case: Case, path: Path) -> None:
             order = torch.randperm(len(train_x), generator=generator) if r["shuffle"] else torch.arange(len(train_x))
         index = order[position * r["batch"]:(position + 1) * r["batch"]]
         x, y = train_x[index], train_y[index].clone()
+        if step == 1:
+            first_step_started = time.perf_counter()
+        if r["sleep_from"] and step == r["sleep_from"]:
+            stall = 2 * (time.perf_counter() - first_step_started) / (step - 1)  # twice a normal step
         if r["sleep_from"] and step >= r["sleep_from"]:
-            time.sleep(0.004 if case.family == "mlp" else 0.02)  # the data loader starts to stall (a slow disk, a transform gone quadratic)
+            time.sleep(stall)  # the data loader starts to stall (a slow disk, a transform gone quadratic)
         if r["unscaled_from"] and step >= r["unscaled_from"]:
             x = x * 1000.0
         if r["empty_labels_at"] == step:

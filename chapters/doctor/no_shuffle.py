@@ -5,7 +5,7 @@ domain, source, class) the model drifts towards each group in turn, and the loss
 every epoch. Statistic: the train loss minus a rolling mean one epoch wide (which removes the trend and keeps
 the within-epoch shape), binned by position within the epoch; the bin profiles of even and of odd epochs are
 compared by Pearson correlation. Threshold: correlation above ``MIN_CORRELATION`` and a profile that explains
-at least ``MIN_SHARE`` of the residual variance, over at least three whole epochs. Why split halves: a
+at least ``MIN_SHARE`` of the residual variance, over at least four whole epochs. Why split halves: a
 random shape can look periodic once; the same shape in two independent sets of epochs is not noise. The
 epoch length comes from ``run_start.steps_per_epoch``, fractional ``epoch`` values, or epoch changes.
 """
@@ -20,6 +20,7 @@ from chapters.doctor.findings import Finding, confidence
 MIN_CORRELATION = 0.75
 MIN_SHARE = 0.1
 BINS = 8
+MIN_EPOCHS = 4  # whole epochs: two even and two odd, so neither half rests on one epoch
 LESSON = "docs/doctor.md#no_shuffle"
 
 
@@ -34,7 +35,7 @@ def check(run) -> list[Finding]:
         return []
     count = int(np.count_nonzero(np.diff(epoch.to_numpy()))) + 1
     per_epoch = len(frame) / count
-    if count < 3 or per_epoch < BINS:
+    if count < MIN_EPOCHS or per_epoch < BINS:
         return []
     loss = np.log(frame["train_loss"].clip(lower=1e-3))  # a log scale, so a shape is a shape at any level
     residual = (loss - loss.rolling(int(round(per_epoch)), center=True, min_periods=1).mean()).to_numpy()
@@ -47,7 +48,7 @@ def check(run) -> list[Finding]:
     sums = np.bincount(cell, residual, minlength=(epochs.max() + 1) * BINS).reshape(-1, BINS)
     whole = (counts > 0).all(axis=1)  # whole epochs only
     profile = sums[whole] / counts[whole]
-    if len(profile) < 3:
+    if len(profile) < MIN_EPOCHS:
         return []
     even, odd = profile[::2].mean(axis=0), profile[1::2].mean(axis=0)
     if even.std() == 0 or odd.std() == 0:

@@ -1,6 +1,7 @@
 """``overfitting``: validation loss turns up while training loss keeps falling.
 
-Statistic: Prechelt's *generalization loss* GL = val / min(val so far) - 1 ("Early stopping -- but
+Statistic: Prechelt's *generalization loss* GL = val / min(val so far) - 1, the minimum taken over a
+rolling median of three evaluations ("Early stopping -- but
 when?", 1998), on the last evaluations (median of the last three after the minimum), together with the
 train loss over the same stretch. Threshold: GL above ``MIN_RISE`` (10 %; Prechelt's stopping criteria use
 GL of a few percent, we ask for more to stay quiet on noisy evaluations), at least two evaluations after the
@@ -11,7 +12,7 @@ divergence; val rising while train falls is the model memorising its training se
 from __future__ import annotations
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import curve
+from chapters.doctor.signals import curve, smooth
 
 MIN_RISE = 0.1
 LESSON = "docs/doctor.md#overfitting"
@@ -21,8 +22,11 @@ def check(run) -> list[Finding]:
     val = curve(run.evals, "val_loss")
     if len(val) < 4 or run.nonfinite["val_loss"].any():
         return []
-    best_step = val.idxmin()
-    best = float(val.min())
+    # The minimum of noisy evaluations is biased low (one lucky eval); the minimum of a rolling median of
+    # three is not.
+    smoothed = smooth(val, 3)
+    best_step = smoothed.idxmin()
+    best = float(smoothed.min())
     after = val.loc[best_step:].iloc[1:]
     if len(after) < 2 or best <= 0:
         return []
