@@ -12,11 +12,11 @@ GRU and GPT run -- is *held out*, and reported separately.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import statistics
 import sys
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -80,8 +80,8 @@ def main() -> int:
     cases = [c for c in all_cases(seeds, gpt_seeds) if c.family in families]
     # One fresh process per run, as in real training: memory freed by an earlier run would otherwise be
     # reused by the next one and hide its growth from the process's RSS.
-    with ProcessPoolExecutor(args.workers, max_tasks_per_child=1) as pool:
-        results = list(pool.map(run_case, cases, [args.out] * len(cases), [args.reuse] * len(cases)))
+    with multiprocessing.Pool(args.workers, maxtasksperchild=1) as pool:
+        results = pool.starmap(run_case, [(case, args.out, args.reuse) for case in cases], chunksize=1)
     for r in results:
         mark = "ok " if (r["top"] == r["case"].label) else "XX "
         print(f"{mark}{r['case'].name:38s} -> {', '.join(r['found']) or 'healthy'}")

@@ -197,3 +197,15 @@ def test_follow_prints_a_finding_when_the_growing_log_shows_it(tmp_path):
         assert process.wait(timeout=60) == 0
     finally:
         process.kill()
+
+
+def test_unreadable_values_are_not_mistaken_for_nan(tmp_path):
+    lines = healthy_lines() + [json.dumps({"step": 61, "train_loss": "abc"}), json.dumps({"step": 62, "train_loss": [1]})]
+    assert diagnose(write(tmp_path, lines)).findings == []
+
+
+def test_a_log_of_events_only_is_analysed(tmp_path, capsys):
+    lines = [json.dumps({"event": "run_start", "step": 0}),
+             json.dumps({"event": "oom", "step": 5, "message": "CUDA out of memory"})]
+    code, out, _ = run_cli(capsys, write(tmp_path, lines), "--json")
+    assert code == 0 and json.loads(out)["findings"][0]["anomaly"] == "oom"

@@ -97,5 +97,4 @@ def follow(path: Path, on_findings, poll_seconds: float = 0.2, idle_timeout: flo
                     return polls
         if idle_timeout is not None and time.monotonic() - last_change > idle_timeout:
             return polls
-        sys.stdout.flush()
         time.sleep(poll_seconds)

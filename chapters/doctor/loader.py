@@ -106,8 +106,18 @@ def _columns_from_records(records: list[dict]) -> dict[str, tuple[np.ndarray, np
     columns = {}
     for key in keys:
         raw = pd.Series([record.get(key) for record in records], dtype=object)
-        columns[key] = (_numeric(raw), np.fromiter((key in record for record in records), bool, len(records)))
+        values = _numeric(raw)
+        present = np.fromiter((key in record for record in records), bool, len(records))
+        # A value that is no number at all ("abc", a list) is unreadable, not a NaN the run produced.
+        unreadable = np.isnan(values) & raw.map(lambda v: v is not None and not _spells_nan(v)).to_numpy(bool)
+        columns[key] = (values, present & ~unreadable)
     return columns
+
+
+def _spells_nan(value) -> bool:
+    if isinstance(value, float):
+        return True
+    return isinstance(value, str) and value.strip().lower() in ("nan", "-nan")
 
 
 def _numeric(values: pd.Series) -> np.ndarray:
@@ -207,7 +217,9 @@ def _fast_columns(raw: bytes):
         names, values = table[j], table[j + 1]
         if not isinstance(names.dtype, pd.CategoricalDtype):
             return None
-        numbers = values.to_numpy(dtype=float) if pd.api.types.is_numeric_dtype(values) else _numeric(values)
+        if not pd.api.types.is_numeric_dtype(values):
+            return None  # text that is not a number: the tolerant path tells unreadable values from NaN
+        numbers = values.to_numpy(dtype=float)
         codes = names.cat.codes.to_numpy()
         for code, name in enumerate(names.cat.categories):
             where = codes == code

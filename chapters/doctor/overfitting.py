@@ -42,7 +42,9 @@ def check(run) -> list[Finding]:
         end = float(train.iloc[-3:].median())
         if end > at_best * 1.02:
             return []  # train rose too: that is divergence, not overfitting
-        evidence += f" while train fell {1 - end / at_best:.0%} (val/train gap x{late / max(end, 1e-9):.1f})"
+        evidence += f" while train fell {1 - end / at_best:.0%} to {end:.3g}"
+        if end > 1e-3:
+            evidence += f" (val/train gap x{late / end:.1f})"
     return [Finding("overfitting", confidence(0.75, rise / MIN_RISE), int(best_step), evidence,
                     fix="more data or augmentation, dropout 0.1-0.2, weight decay ~0.1, early stopping that "
                         "restores the best checkpoint",
