@@ -209,3 +209,11 @@ def test_a_log_of_events_only_is_analysed(tmp_path, capsys):
              json.dumps({"event": "oom", "step": 5, "message": "CUDA out of memory"})]
     code, out, _ = run_cli(capsys, write(tmp_path, lines), "--json")
     assert code == 0 and json.loads(out)["findings"][0]["anomaly"] == "oom"
+
+
+def test_train_stop_on_nan_ends_the_run_early(tmp_path):
+    result = clinic("train", "--steps", "40", "--lr", "100000", "--stop-on", "nan_loss", "--quiet",
+                    "--batch-size", "8", "--log-every", "2", "--out", str(tmp_path))
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert result.returncode == 0 and "nan_loss" in result.stderr
+    assert summary["status"] == "stopped" and summary["steps"] < 40

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sys
 
 from chapters.cli.args import doctor_labels, non_negative_int, positive_float, positive_int, writable_dir
@@ -72,7 +73,7 @@ def run(args) -> int:
         "status": status,
         "steps": trainer.step,
         "train_loss": history.series("train_loss")[-1],
-        "val_loss": history.series("val_loss")[-1],
+        "val_loss": (history.series("val_loss") or [math.nan])[-1],  # a run stopped before its first eval
         "loss_floor": corpus.loss_floor,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
