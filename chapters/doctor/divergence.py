@@ -10,7 +10,7 @@ it higher is being thrown out of the basin (learning rate too high for the curva
 from __future__ import annotations
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import curve, first_sustained, head, smooth, window_for
+from chapters.doctor.signals import first_sustained, head, smooth, window_for
 
 RISE = 1.5
 RELAPSE = 0.9

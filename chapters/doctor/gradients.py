@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import curve, first_sustained, group_keys, head, smooth
+from chapters.doctor.signals import first_sustained, group_keys, head, smooth
 
 EXPLODE = 10.0
 SPIKE = 100.0

@@ -9,7 +9,6 @@ but the other rules re-read the whole history, so they run every ``check_every``
 from __future__ import annotations
 
 import math
-import sys
 import time
 from pathlib import Path
 

@@ -11,7 +11,6 @@ tensors kept with their graphs, a list of outputs that is never cleared -- grows
 from __future__ import annotations
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import curve
 
 GROWTH = 0.1
 MIN_GB = 0.01

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import curve, smooth, window_for
+from chapters.doctor.signals import smooth, window_for
 
 SWING = 0.1
 MIN_ACF = 0.3

@@ -11,7 +11,7 @@ A log that starts late (a resumed run's tail) cannot tell "stuck" from "converge
 from __future__ import annotations
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import curve, head, smooth, window_for
+from chapters.doctor.signals import head, smooth, window_for
 
 MIN_DROP = 0.1
 LESSON = "docs/doctor.md#loss_plateau"

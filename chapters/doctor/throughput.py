@@ -10,7 +10,7 @@ to stall, thermal throttling or a leak that makes the allocator work harder stay
 from __future__ import annotations
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import curve, first_sustained, smooth
+from chapters.doctor.signals import first_sustained, smooth
 
 DROP = 0.5
 LESSON = "docs/doctor.md#throughput_drop"
