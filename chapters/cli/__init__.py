@@ -10,9 +10,9 @@ import argparse
 import sys
 
 import chapters
-from chapters.cli import plot, replay, reproduce, train
+from chapters.cli import diagnose, plot, replay, reproduce, train
 
-VERBS = [train, reproduce, replay, plot]
+VERBS = [train, reproduce, replay, diagnose, plot]
 
 USAGE_ERROR = 2
 

@@ -58,3 +58,15 @@ def log_levels(text: str) -> tuple[int, ...]:
         return parse_levels(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def doctor_labels(text: str) -> tuple[str, ...]:
+    """``nan_loss,divergence`` -> a tuple of labels from the doctor's vocabulary."""
+    from chapters.doctor.findings import LABELS
+
+    labels = tuple(label.strip() for label in text.split(",") if label.strip())
+    unknown = [label for label in labels if label not in LABELS]
+    if unknown or not labels:
+        raise argparse.ArgumentTypeError(f"unknown label {', '.join(unknown) or repr(text)} "
+                                         f"(accepted: {', '.join(LABELS)})")
+    return labels

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import sys
 
-from chapters.cli.args import log_levels, non_negative_int, positive_float, positive_int, writable_dir
+from chapters.cli.args import doctor_labels, log_levels, non_negative_int, positive_float, positive_int, writable_dir
 from chapters.core.callbacks import History
 from chapters.core.data import DataError, markov_corpus, text_corpus
 from chapters.core.devices import DeviceError, resolve_device
@@ -36,6 +38,8 @@ def add_parser(verbs) -> None:
     parser.add_argument("--log-level", type=log_levels, default=DEFAULT_LEVELS, metavar="L[,L]",
                         help="0 print, 1 logging, 2 TensorBoard, 3 metrics.jsonl; combine as 2,3 (default: 3)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (and no Level 1 console lines)")
+    parser.add_argument("--stop-on", type=doctor_labels, default=(), metavar="LABEL[,LABEL]",
+                        help="stop when the doctor finds one of these (e.g. nan_loss); see docs/doctor.md")
     parser.set_defaults(run=run)
 
 
@@ -62,6 +66,10 @@ def run(args) -> int:
     # Metrics first, so History and the writers see every key. Level 0 prints, which would break the bar.
     callbacks = [*monitoring_callbacks(out, args.log_level, console=not args.quiet), history,
                  ProgressBar(disable=args.quiet or 0 in args.log_level)]
+    if args.stop_on:
+        from chapters.doctor.live import DoctorCallback
+
+        callbacks.insert(-1, DoctorCallback(stop_on=args.stop_on, stream=sys.stderr))
     trainer = build_trainer(args.preset, config, callbacks, corpus=corpus)
     (out / "config.json").write_text(json.dumps({"preset": args.preset, "corpus": corpus.name,
                                                  **dataclasses.asdict(config)}, indent=2) + "\n")
@@ -70,7 +78,7 @@ def run(args) -> int:
         "status": status,
         "steps": trainer.step,
         "train_loss": history.series("train_loss")[-1],
-        "val_loss": history.series("val_loss")[-1],
+        "val_loss": (history.series("val_loss") or [math.nan])[-1],  # a run stopped before its first eval
         "loss_floor": corpus.loss_floor,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")

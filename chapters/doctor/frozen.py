@@ -1,0 +1,58 @@
+"""``frozen_parameters``: part of the model never changes.
+
+Statistic: per-group update ratio ``update_ratio/<group>`` (||dw|| / ||w|| of a step) or per-group
+gradient norm ``grad_norm/<group>``. Threshold: a group at exactly 0 (below ``ZERO``) in at least 90 % of
+its records while another group moves. Without per-group keys: ``trainable_params < total_params`` in
+``run_start`` -- weaker evidence, since freezing is sometimes intended (fine-tuning). Why it matters: a
+frozen token embedding (``requires_grad=False``, a forgotten freeze from fine-tuning code) still trains "a
+bit" through the other layers, so the loss curve alone only looks slow; the update ratio shows 0 at once.
+For scale, CS231n's rule of thumb is an update ratio near 1e-3 for a healthy layer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from chapters.doctor.findings import Finding
+
+ZERO = 1e-12
+LESSON = "docs/doctor.md#frozen_parameters"
+
+
+def check(run) -> list[Finding]:
+    for prefix in ("update_ratio", "grad_norm"):
+        keys = [c for c in run.train.columns if isinstance(c, str) and c.startswith(prefix + "/")]
+        if len(keys) < 2:
+            continue
+        table = run.train[keys].astype(float)
+        zero_share = (table.abs() < ZERO).sum() / table.notna().sum().replace(0, np.nan)
+        frozen = [k for k in keys if zero_share.get(k, 0) >= 0.9 and not _has_gradient(run, k)]
+        moving = [k for k in keys if k not in frozen and (table[k].abs() > ZERO).any()]
+        if frozen and moving:
+            step = int(run.train.loc[table[frozen[0]].notna(), "step"].iloc[0])
+            names = ", ".join(k.split("/", 1)[1] for k in frozen)
+            return [_finding(0.9, step, f"{prefix} is 0 for {names} in "
+                                        f"{zero_share[frozen[0]]:.0%} of records while "
+                                        f"{moving[0].split('/', 1)[1]} moves")]
+    total, trainable = run.info("total_params"), run.info("trainable_params")
+    if total and trainable is not None and trainable < total:
+        return [_finding(0.62, int(run.run_start.get("step") or 0),
+                         f"run_start says {int(total - trainable):,} of {int(total):,} parameters are not "
+                         "trainable")]
+    return []
+
+
+def _has_gradient(run, key: str) -> bool:
+    """A group with no update but a non-zero gradient is not frozen: its updates are too small to change a
+    float32 weight at all (vanishing gradients do that), which the gradient rules report."""
+    gradient = "grad_norm/" + key.split("/", 1)[1]
+    return gradient in run.train and bool((run.train[gradient].abs() > ZERO).any())
+
+
+def _finding(score, step, evidence) -> Finding:
+    return Finding("frozen_parameters", score, step, evidence,
+                   fix="set requires_grad=True on the frozen parameters (and make sure the optimizer was "
+                       "built after); if the freeze is intended, ignore this finding",
+                   experiment="list [n for n, p in model.named_parameters() if not p.requires_grad] and check "
+                              "update_ratio per group after one step",
+                   lesson=LESSON)

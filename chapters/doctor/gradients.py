@@ -1,0 +1,104 @@
+"""``grad_explosion`` and ``vanishing_gradients``: the gradient norm leaves its normal range.
+
+Explosion. Statistic: the total ``grad_norm`` (and each ``grad_norm/<group>``) against its own *baseline*,
+the median of the first 20 % of its points. Threshold: a rolling median at ``EXPLODE`` x the baseline, or
+one point at ``SPIKE`` x, or a norm that is written non-finite while the loss is still finite. Why relative:
+a healthy norm can be 0.1 or 50 depending on the model and the loss scale; what is never healthy is the norm
+growing by an order of magnitude (Pascanu et al., 2013, "On the difficulty of training recurrent neural
+networks", describe the mechanism: repeated multiplication by Jacobians with norm above 1).
+
+Vanishing. Statistic: for logs with per-group norms, the median over the run of (smallest non-zero group
+norm / largest group norm); for others, the median total norm. Threshold: ratio below ``VANISH_RATIO``,
+or a total norm below ``VANISH_TOTAL``. Why: when early layers get a thousandth of the gradient of late
+ones, they do not learn (the same mechanism run the other way: Jacobians with norm below 1). A group whose
+norm is exactly zero is frozen or dead, not vanishing: the frozen rule reports it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from chapters.doctor.findings import Finding, confidence
+from chapters.doctor.signals import first_sustained, group_keys, head, smooth
+
+EXPLODE = 10.0
+SPIKE = 100.0
+VANISH_RATIO = 1e-3
+VANISH_TOTAL = 1e-6
+LESSON = "docs/doctor.md#grad_explosion"
+
+
+def check(run) -> list[Finding]:
+    return _explosion(run) + _vanishing(run)
+
+
+def _explosion(run) -> list[Finding]:
+    worst = None
+    for key in ["grad_norm", *group_keys(run.train, "grad_norm")]:
+        norms = run.curve(key)
+        norms = norms[norms > 0]
+        if len(norms) < 8:
+            continue
+        base = float(head(norms, 0.05).median())
+        rolled = smooth(norms, 3)
+        step = first_sustained(rolled >= EXPLODE * base, 2)
+        spike = first_sustained(norms >= SPIKE * base, 1)
+        if spike is not None and (step is None or spike < step):
+            step = spike
+        if step is None:
+            continue
+        peak = float(norms.max())
+        if worst is None or peak / base > worst[0]:
+            worst = (peak / base, key, int(step), base, peak)
+    loss_ok = ~(run.nonfinite["train_loss"] | run.nonfinite["val_loss"])
+    written_inf = run.nonfinite["grad_norm"] & loss_ok
+    if written_inf.any():
+        step = int(run.all_rows["step"][written_inf].iloc[0])
+        if worst is None or step < worst[2]:
+            return [_explode_finding(step, 0.8, f"the gradient norm is non-finite at step {step} while the "
+                                                "loss is still finite")]
+    if worst is None:
+        return []
+    ratio, key, step, base, peak = worst
+    return [_explode_finding(step, confidence(0.72, ratio / EXPLODE),
+                             f"{key} grew from a baseline of {base:.3g} to {peak:.3g} (x{ratio:.0f}), "
+                             f"above x{EXPLODE:.0f} from step {step}")]
+
+
+def _explode_finding(step, score, evidence) -> Finding:
+    return Finding("grad_explosion", score, step, evidence,
+                   fix="clip the gradient norm (1.0), lower the learning rate, add warmup; check the "
+                       "initialisation scale and the normalisation layers",
+                   experiment="log grad_norm per group and find the group that grows first; re-run with "
+                              "clipping and compare",
+                   lesson=LESSON)
+
+
+def _vanishing(run) -> list[Finding]:
+    keys = group_keys(run.train, "grad_norm")
+    if len(keys) >= 2:
+        table = run.train[keys].astype(float).replace(0.0, np.nan)
+        table = table[table.notna().sum(axis=1) >= 2]  # zero (frozen) groups are left out
+        ratio = (table.min(axis=1) / table.max(axis=1)).dropna()
+        if len(ratio) >= 5 and float(ratio.median()) < VANISH_RATIO:
+            medians = table.median()
+            weakest, strongest = medians.idxmin(), medians.idxmax()
+            value = float(ratio.median())
+            first = int(run.train.loc[ratio.index[0], "step"])
+            return [_vanish_finding(first, confidence(0.78, VANISH_RATIO / max(value, 1e-30)),
+                                    f"{weakest} is {value:.1e} of {strongest} (median over {len(ratio)} "
+                                    f"records; below {VANISH_RATIO:g})")]
+    norms = run.curve("grad_norm")
+    if len(norms) >= 5 and 0 < float(norms.median()) < VANISH_TOTAL:
+        return [_vanish_finding(int(norms.index[0]), 0.7, f"the total gradient norm has median "
+                                                          f"{norms.median():.1e} (below {VANISH_TOTAL:g})")]
+    return []
+
+
+def _vanish_finding(step, score, evidence) -> Finding:
+    return Finding("vanishing_gradients", score, step, evidence,
+                   fix="ReLU/GELU instead of sigmoid/tanh in deep stacks, residual connections, normalisation "
+                       "layers, a fan-in-scaled initialisation (He/Xavier)",
+                   experiment="print grad_norm per layer for one batch: it should not shrink by orders of "
+                              "magnitude from the last layer to the first",
+                   lesson="docs/doctor.md#vanishing_gradients")

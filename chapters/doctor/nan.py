@@ -1,0 +1,46 @@
+"""``nan_loss``: a loss that is NaN or infinite.
+
+Statistic: the first step whose ``train_loss`` or ``val_loss`` was *written* non-finite (``NaN``,
+``Infinity``, ``null``), or a ``nan`` event. Threshold: one is enough -- a NaN is not noise, and once the
+weights hold one every later step is NaN too. Why a rule at all: many loggers (Hugging Face's default among
+them) filter NaN losses out of their curves; ours keep them, so the doctor can point at the step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from chapters.doctor.findings import Finding
+
+LESSON = "docs/doctor.md#nan_loss"
+
+
+def check(run) -> list[Finding]:
+    flags = run.nonfinite
+    bad = (flags["train_loss"] | flags["val_loss"]).to_numpy()
+    steps = run.all_rows["step"].to_numpy()
+    event_steps = [int(e["step"]) for e in run.events
+                   if e.get("event") == "nan" and isinstance(e.get("step"), (int, float))
+                   and not isinstance(e.get("step"), bool) and np.isfinite(e["step"])]
+    if not bad.any() and not event_steps:
+        return []
+    candidates = event_steps + ([int(steps[bad][0])] if bad.any() else [])
+    step = min(candidates)
+    count = int(bad.sum())
+    evidence = f"the loss is non-finite from step {step}"
+    if count:
+        evidence += f" ({count} of {len(bad)} records hold NaN/inf)"
+    finite = run.train[run.train["step"] < step]["train_loss"].dropna() if "train_loss" in run.train else []
+    if len(finite):
+        evidence += f"; the last finite train loss was {finite.iloc[-1]:.4g}"
+    if "lr" in run.train:
+        lr = run.train.loc[run.train["step"] <= step, "lr"].dropna()
+        if len(lr):
+            evidence += f" at lr {lr.iloc[-1]:.3g}"
+    return [Finding(
+        "nan_loss", 0.97, step, evidence,
+        fix="lower the peak learning rate or lengthen warmup, clip gradients; check the batch for empty "
+            "labels or out-of-range ids; with fp16 use a GradScaler (or bf16)",
+        experiment="replay the failing step from its saved batch and see which tensor goes non-finite first; "
+                   "re-run with the learning rate / 10",
+        lesson=LESSON)]

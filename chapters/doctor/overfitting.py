@@ -1,0 +1,52 @@
+"""``overfitting``: validation loss turns up while training loss keeps falling.
+
+Statistic: Prechelt's *generalization loss* GL = val / min(val so far) - 1, the minimum taken over a
+rolling median of three evaluations ("Early stopping -- but
+when?", 1998), on the last evaluations (median of the last three after the minimum), together with the
+train loss over the same stretch. Threshold: GL above ``MIN_RISE`` (10 %; Prechelt's stopping criteria use
+GL of a few percent, we ask for more to stay quiet on noisy evaluations), at least two evaluations after the
+minimum, and train loss not higher than at the minimum. Why both: val rising with train rising is
+divergence; val rising while train falls is the model memorising its training set.
+"""
+
+from __future__ import annotations
+
+from chapters.doctor.findings import Finding, confidence
+from chapters.doctor.signals import curve, smooth
+
+MIN_RISE = 0.1
+LESSON = "docs/doctor.md#overfitting"
+
+
+def check(run) -> list[Finding]:
+    val = curve(run.evals, "val_loss")
+    if len(val) < 4 or run.nonfinite["val_loss"].any():
+        return []
+    # The minimum of noisy evaluations is biased low (one lucky eval); the minimum of a rolling median of
+    # three is not.
+    smoothed = smooth(val, 3)
+    best_step = smoothed.idxmin()
+    best = float(smoothed.min())
+    after = val.loc[best_step:].iloc[1:]
+    if len(after) < 2 or best <= 0:
+        return []
+    late = float(after.iloc[-3:].median())
+    rise = late / best - 1
+    if rise < MIN_RISE:
+        return []
+    train = run.curve("train_loss")
+    evidence = f"val loss rose {rise:.0%} from its minimum {best:.4g} at step {int(best_step)}"
+    if len(train) >= 4:
+        at_best = float(train[train.index <= best_step].iloc[-3:].median()) if (train.index <= best_step).any() \
+            else float(train.iloc[0])
+        end = float(train.iloc[-3:].median())
+        if end > at_best * 1.02:
+            return []  # train rose too: that is divergence, not overfitting
+        evidence += f" while train fell {1 - end / at_best:.0%} to {end:.3g}"
+        if end > 1e-3:
+            evidence += f" (val/train gap x{late / end:.1f})"
+    return [Finding("overfitting", confidence(0.75, rise / MIN_RISE), int(best_step), evidence,
+                    fix="more data or augmentation, dropout 0.1-0.2, weight decay ~0.1, early stopping that "
+                        "restores the best checkpoint",
+                    experiment="re-run with dropout and weight decay: the val minimum should be lower and later",
+                    lesson=LESSON)]

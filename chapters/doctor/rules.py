@@ -1,0 +1,44 @@
+"""The doctor's rule book: every rule, and how their findings are ranked.
+
+A rule is a module with ``check(run) -> list[Finding]``. Adding one is one module and one line in
+``RULES``. Findings are ranked most likely first by confidence; ties go to the earlier step, because the
+first thing that went wrong usually caused the rest (an exploding gradient comes before the NaN).
+"""
+
+from __future__ import annotations
+
+from chapters.doctor import (divergence, frozen, gradients, leakage, memory, nan, no_shuffle, oom, oscillation,
+                             overfitting, plateau, throughput)
+from chapters.doctor.findings import Diagnosis, Finding
+from chapters.doctor.loader import RunLog
+
+RULES = [nan, oom, leakage, frozen, no_shuffle, gradients, divergence, overfitting, memory, throughput,
+         oscillation, plateau]
+
+
+# cause -> symptoms it produces. When both are found and the cause starts no later than the symptom, the
+# cause is listed first whatever the scores say: the fix is for the cause.
+CONSEQUENCES = {
+    "grad_explosion": {"divergence", "oscillation"},
+    "vanishing_gradients": {"loss_plateau"},
+    "frozen_parameters": {"loss_plateau"},
+    "no_shuffle": {"oscillation", "divergence", "overfitting", "grad_explosion"},
+    "memory_growth": {"throughput_drop"},
+}
+
+
+def rank(findings: list[Finding]) -> list[Finding]:
+    def start(finding):
+        return finding.step if finding.step is not None else -1
+
+    def score(finding):
+        causes = [c.confidence for c in findings
+                  if finding.anomaly in CONSEQUENCES.get(c.anomaly, ()) and start(c) <= start(finding)]
+        return min([finding.confidence] + [c - 1e-3 for c in causes])
+
+    return sorted(findings, key=lambda f: (-score(f), start(f)))
+
+
+def diagnose_run(run: RunLog) -> Diagnosis:
+    findings = [finding for rule in RULES for finding in rule.check(run)]
+    return Diagnosis(rank(findings), list(run.notes))
