@@ -55,3 +55,99 @@ def test_resume_is_bit_identical(tmp_path):
     resumed.fit()
     assert len(first_half.losses) == 13 and len(second_half.losses) == 17
     assert all(torch.equal(a, b) for a, b in zip(full.losses, first_half.losses + second_half.losses))
+
+
+# ------------------------------------------------------------------------------------- the top-K keeper
+def reference_kept(history: dict[int, float | None], latest: int, k: int, mode: str) -> set[int]:
+    """The specification, written as plainly as possible: the K best ranked steps (older wins a tie), plus
+    the latest."""
+    ranked = [(value if mode == "min" else -value, step) for step, value in history.items() if value is not None]
+    return {step for _, step in sorted(ranked)[:k]} | {latest}
+
+
+@settings(max_examples=40, deadline=None)
+@given(k=st.integers(0, 4), mode=st.sampled_from(["min", "max"]), restart_at=st.integers(0, 12),
+       metrics=st.lists(st.one_of(st.none(), st.sampled_from([1.0, 2.0, 3.0]), st.floats(-5, 5)),
+                        min_size=1, max_size=12))
+def test_files_on_disk_are_the_k_best_plus_the_latest(tmp_path_factory, k, mode, restart_at, metrics):
+    directory = tmp_path_factory.mktemp("keeper")
+    checkpointer = Checkpointer(directory, save_every=1, top_k=k, metric="objective", mode=mode)
+    history = {}
+    for step, value in enumerate(metrics, start=1):
+        if step == restart_at:  # a new process: it must take the ranking from the index
+            checkpointer = Checkpointer(directory, save_every=1, top_k=k, metric="objective", mode=mode)
+            checkpointer.keeper.load(directory)
+        checkpointer.write(step, f"checkpoint {step}".encode())
+        history[step] = None
+        if value is not None:  # some steps carry no metric (no evaluation on that step)
+            checkpointer.record_metric(step, value)
+            history[step] = value
+        expected = {checkpoint_name(s) for s in reference_kept(history, step, k, mode)}
+        assert {p.name for p in directory.glob("*.pt")} == expected
+        index = json.loads((directory / INDEX_NAME).read_text())
+        assert {e["file"] for e in index["checkpoints"]} == expected
+
+
+def test_wrong_looking_mode_warns_and_bad_mode_is_rejected():
+    with pytest.warns(UserWarning, match="mode='max'"):
+        TopKKeeper(3, metric="val_accuracy", mode="min")
+    with pytest.warns(UserWarning, match="mode='min'"):
+        TopKKeeper(3, metric="val_loss", mode="max")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        TopKKeeper(3, metric="val_loss", mode="min")
+    with pytest.raises(ValueError, match="'min' or 'max'"):
+        TopKKeeper(3, mode="minimum")
+
+
+# -------------------------------------------------------------------------------- verified loading
+@pytest.fixture(scope="module")
+def saved_run(tmp_path_factory):
+    """A 12-step run saving every 4 steps (evaluations every 5, so only step 12 gets a val_loss)."""
+    directory = tmp_path_factory.mktemp("run")
+    tiny_trainer(12, [Checkpointer(directory, save_every=4, top_k=1)]).fit()
+    return directory
+
+
+def copy_dir(source, target):
+    target.mkdir()
+    for path in source.iterdir():
+        (target / path.name).write_bytes(path.read_bytes())
+    return target
+
+
+def test_saved_run_keeps_latest_and_verifies(saved_run):
+    assert sorted(p.name for p in saved_run.glob("*.pt")) == ["step-00000012.pt"]
+    found = newest_good(saved_run)
+    assert found.step == 12 and found.skipped == []
+
+
+def test_truncated_latest_falls_back_to_newest_good(tmp_path):
+    trainer = tiny_trainer(30, [])
+    checkpointer = Checkpointer(tmp_path, save_every=1, top_k=1)
+    trainer.step = 8
+    checkpointer.save(trainer)
+    checkpointer.record_metric(8, 1.0)  # the best: kept
+    trainer.step = 12
+    checkpointer.save(trainer)  # the latest: kept
+    latest = tmp_path / "step-00000012.pt"
+    latest.write_bytes(latest.read_bytes()[:1000])
+    found = newest_good(tmp_path)
+    assert found.step == 8
+    assert len(found.skipped) == 1 and "step-00000012.pt" in found.skipped[0] and "sha256" in found.skipped[0]
+
+
+def test_garbage_without_index_is_reported_not_loaded(saved_run, tmp_path):
+    directory = copy_dir(saved_run, tmp_path / "d")
+    (directory / INDEX_NAME).write_text("{not json")
+    (directory / "step-00000012.pt").write_bytes(b"\x00" * 64)
+    with pytest.raises(CheckpointError, match="step-00000012.pt: not a readable checkpoint"):
+        verify_file(directory / "step-00000012.pt")
+    assert newest_good(directory) is None
+
+
+def test_fresh_run_refuses_a_directory_with_checkpoints(saved_run, tmp_path):
+    directory = copy_dir(saved_run, tmp_path / "d")
+    with pytest.raises(CheckpointError, match="already holds checkpoints"):
+        tiny_trainer(4, [Checkpointer(directory, save_every=1)]).fit()
+    assert (directory / "step-00000012.pt").exists()
