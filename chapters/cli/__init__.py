@@ -10,9 +10,9 @@ import argparse
 import sys
 
 import chapters
-from chapters.cli import train
+from chapters.cli import ckpt, train
 
-VERBS = [train]
+VERBS = [train, ckpt]
 
 USAGE_ERROR = 2
 
