@@ -10,9 +10,9 @@ import argparse
 import sys
 
 import chapters
-from chapters.cli import ckpt, train
+from chapters.cli import ckpt, sanity, train
 
-VERBS = [train, ckpt]
+VERBS = [train, ckpt, sanity]
 
 USAGE_ERROR = 2
 
