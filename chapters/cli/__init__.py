@@ -10,9 +10,9 @@ import argparse
 import sys
 
 import chapters
-from chapters.cli import ckpt, sanity, train
+from chapters.cli import ckpt, estimate_memory, sanity, train
 
-VERBS = [train, ckpt, sanity]
+VERBS = [train, ckpt, sanity, estimate_memory]
 
 USAGE_ERROR = 2
 
