@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 from chapters.checkpoints.checkpointer import Checkpointer, resume
 from chapters.checkpoints.keeper import INDEX_NAME, TopKKeeper, checkpoint_name
 from chapters.checkpoints.verify import CheckpointError, newest_good, verify_file
+from chapters.cli import main
 from chapters.core.callbacks import Callback
 from chapters.core.data import LineDataset, markov_corpus
 from chapters.core.run import build_trainer, preset_config
+from tests.conftest import clinic
 
 # 640 training lines: with batch 64 an epoch is 10 steps, so a short run crosses epoch boundaries.
 SMALL_CORPUS = dataclasses.replace(markov_corpus(64), name="markov-640")
@@ -151,3 +153,34 @@ def test_fresh_run_refuses_a_directory_with_checkpoints(saved_run, tmp_path):
     with pytest.raises(CheckpointError, match="already holds checkpoints"):
         tiny_trainer(4, [Checkpointer(directory, save_every=1)]).fit()
     assert (directory / "step-00000012.pt").exists()
+
+
+# ---------------------------------------------------------------------------------------- the CLI
+def test_clinic_ckpt_list_and_verify(saved_run, tmp_path):
+    listed = clinic("ckpt", "list", str(saved_run))
+    assert listed.returncode == 0, listed.stderr
+    header, row = listed.stdout.splitlines()
+    assert header.split() == ["step", "val_loss", "rank", "size", "verified"]
+    assert row.split()[0] == "12" and row.split()[2:4] == ["1", "latest"] and row.split()[-1] == "yes"
+
+    assert main(["ckpt", "verify", str(saved_run)]) == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["ckpt", "verify", str(empty)]) == 1
+    missing = clinic("ckpt", "verify", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and "is not a directory" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_clinic_ckpt_verify_names_the_corrupt_latest_and_falls_back(tmp_path, capsys):
+    trainer = tiny_trainer(30, [])
+    checkpointer = Checkpointer(tmp_path, save_every=1, top_k=1)
+    for step, value in ((4, 1.0), (8, None)):
+        trainer.step = step
+        checkpointer.save(trainer)
+        if value is not None:
+            checkpointer.record_metric(step, value)
+    (tmp_path / "step-00000008.pt").write_bytes(b"truncated")
+    assert main(["ckpt", "verify", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert "step-00000004.pt (step 4)" in out
+    assert "step-00000008.pt: sha256 does not match" in err
