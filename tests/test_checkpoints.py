@@ -184,3 +184,15 @@ def test_clinic_ckpt_verify_names_the_corrupt_latest_and_falls_back(tmp_path, ca
     out, err = capsys.readouterr()
     assert "step-00000004.pt (step 4)" in out
     assert "step-00000008.pt: sha256 does not match" in err
+
+
+def test_clinic_train_refuses_foreign_checkpoints_and_unverifiable_resume(saved_run, tmp_path):
+    directory = copy_dir(saved_run, tmp_path / "d")
+    base = ("train", "--steps", "2", "--ckpt-dir", str(directory), "--out", str(tmp_path / "run"), "--quiet")
+    fresh = clinic(*base)
+    assert fresh.returncode == 2 and "already holds checkpoints; pass --resume" in fresh.stderr
+    assert len(fresh.stderr.strip().splitlines()) == 1
+    (directory / "step-00000012.pt").write_bytes(b"garbage")
+    broken = clinic(*base, "--resume")
+    assert broken.returncode == 1 and "passes verification" in broken.stderr and "Traceback" not in broken.stderr
+    assert (directory / "step-00000012.pt").read_bytes() == b"garbage"  # nothing deleted or overwritten

@@ -22,7 +22,7 @@ import torch
 
 from chapters.checkpoints.atomic import atomic_write_bytes, fsync_directory, remove_debris, sha256_hex
 from chapters.checkpoints.keeper import INDEX_NAME, TopKKeeper
-from chapters.checkpoints.verify import CHECKPOINT_FORMAT, CheckpointError, load_weights_strict, newest_good
+from chapters.checkpoints.verify import CHECKPOINT_FORMAT, CheckpointError, load_weights_strict, search
 from chapters.core.callbacks import Callback
 
 
@@ -43,8 +43,8 @@ class Checkpointer(Callback):
         if self.keeper.entries and trainer.step == 0:
             raise CheckpointError(f"{self.directory} already holds checkpoints of another run; resume from "
                                   f"them or use an empty directory")
-        self.keeper.forget_after(trainer.step)  # after a fallback resume, later files are another timeline
-        self._commit([])
+        # After a fallback resume, later files are another timeline; a smaller top_k than before prunes now.
+        self._commit(self.keeper.forget_after(trainer.step) + self.keeper.prune())
         self._remove_orphans()
 
     def on_step_end(self, trainer):
@@ -111,12 +111,13 @@ class Checkpointer(Callback):
 def resume(trainer, directory: str | Path, report=print) -> int | None:
     """Load the newest good checkpoint in ``directory`` into ``trainer``; returns its step, or None when the
     directory holds no checkpoint at all. Every skipped (corrupt) newer checkpoint is reported by name."""
-    found = newest_good(directory)
+    found, skipped = search(directory)
     if found is None:
-        if any(Path(directory).glob("step-*.pt")):
-            raise CheckpointError(f"{directory}: no checkpoint passes verification; nothing to resume from")
+        if skipped:
+            raise CheckpointError(f"no checkpoint in {directory} passes verification, nothing to resume from "
+                                  f"(newest: {skipped[0]})")
         return None
-    for problem in found.skipped:
+    for problem in skipped:
         report(f"skipped {problem}")
     state = found.checkpoint["trainer"]
     load_weights_strict(trainer.model, state["model"], str(found.path))

@@ -137,9 +137,11 @@ def read_index(directory: Path) -> dict | None:
         stored = json.loads(path.read_text())
         if stored.get("format") != INDEX_FORMAT:
             raise ValueError(f"unknown format {stored.get('format')!r}")
+        missing = {"metric", "mode", "top_k", "latest", "checkpoints"} - set(stored)
+        if missing:
+            raise ValueError(f"missing {sorted(missing)}")
         for entry in stored["checkpoints"]:
-            Entry(**entry)
-        stored["metric"], stored["mode"], stored["latest"]
+            Entry(**entry)  # raises TypeError on a missing or unknown field
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise CheckpointIndexError(f"{path} is not a valid checkpoint index ({err})") from None
     return stored

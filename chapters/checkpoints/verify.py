@@ -115,12 +115,17 @@ def candidates(directory: Path) -> list[tuple[Path, int, str | None]]:
     return [(directory / e["file"], e["step"], e["sha256"]) for e in entries]
 
 
-def newest_good(directory: Path) -> Found | None:
-    """The newest checkpoint in ``directory`` that passes every check, or None."""
+def search(directory: Path) -> tuple[Found | None, list[str]]:
+    """The newest checkpoint that passes every check (or None), and one line per newer one that failed."""
     skipped = []
     for path, step, sha256 in candidates(directory):
         try:
-            return Found(path, step, verify_file(path, sha256), skipped)
+            return Found(path, step, verify_file(path, sha256), skipped), skipped
         except CheckpointError as err:
             skipped.append(str(err))
-    return None
+    return None, skipped
+
+
+def newest_good(directory: Path) -> Found | None:
+    """The newest checkpoint in ``directory`` that passes every check, or None."""
+    return search(directory)[0]

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from chapters.checkpoints.keeper import CheckpointIndexError, TopKKeeper, read_index
-from chapters.checkpoints.verify import CheckpointError, candidates, newest_good, verify_file
+from chapters.checkpoints.verify import CheckpointError, candidates, search, verify_file
 
 
 def add_parser(verbs) -> None:
@@ -29,24 +29,14 @@ def run(args) -> int:
 
 
 def verify(directory: Path) -> int:
-    found = newest_good(directory)
-    for problem in found.skipped if found else [str(err) for err in problems(directory)]:
+    found, skipped = search(directory)
+    for problem in skipped:
         sys.stderr.write(f"bad checkpoint: {problem}\n")
     if found is None:
         print(f"no verified checkpoint in {directory}")
         return 1
     print(f"verified: {found.path} (step {found.step})")
     return 0
-
-
-def problems(directory: Path) -> list[CheckpointError]:
-    errors = []
-    for path, _, sha256 in candidates(directory):
-        try:
-            verify_file(path, sha256)
-        except CheckpointError as err:
-            errors.append(err)
-    return errors
 
 
 def list_checkpoints(directory: Path) -> int:

@@ -2,7 +2,8 @@
 
 * **CUDA**: ``torch.cuda.max_memory_allocated`` -- bytes held by live tensors at the worst moment, as the
   caching allocator accounts them (rounded to its 512-byte blocks), after resetting the peak counter.
-* **CPU**: there is no counter, so we use PyTorch's ``MemTracker`` (``torch.distributed._tools.mem_tracker``).
+* **CPU**: there is no counter, so we use PyTorch's ``MemTracker`` (``torch.distributed._tools.mem_tracker``,
+  a private module of torch >= 2.5: if a torch release moves it, this import is the one line to change).
   It watches every tensor an operation creates (a ``TorchDispatchMode``) and the moment each one's storage is
   freed, and reports the peak of the live total -- the same quantity, without an allocator in between.
 
@@ -34,9 +35,8 @@ def measure_peak(model: GPT, batch_size: int, seq_len: int, dtype: str = "fp32",
     """Peak bytes of one steady-state training step (forward, backward, AdamW step)."""
     model = model.to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=device.startswith("cuda"))
-    input_ids = torch.randint(0, model.config.vocab_size, (batch_size, seq_len), device=device,
-                              generator=torch.Generator().manual_seed(0)) if device == "cpu" else \
-        torch.randint(0, model.config.vocab_size, (batch_size, seq_len)).to(device)
+    input_ids = torch.randint(0, model.config.vocab_size, (batch_size, seq_len),
+                              generator=torch.Generator().manual_seed(0)).to(device)
     _training_step(model, optimizer, input_ids, dtype)  # creates the optimizer state
     if device.startswith("cuda"):
         torch.cuda.synchronize()
