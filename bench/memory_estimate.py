@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import statistics
 import sys
 from pathlib import Path
 
@@ -55,7 +56,7 @@ def main() -> None:
         print(f"{preset:6} {batch:3d} {seq_len:4d} {dtype:5} {str(checkpointing):5} {measured / 1e6:12.2f} "
               f"{ours / 1e6:9.2f} {(ours - measured) / measured:+7.1%} {course / 1e6:10.2f} "
               f"{(course - measured) / measured:+7.1%}", flush=True)
-    print(f"ours: max |error| {max(errors):.1%}, median {sorted(errors)[len(errors) // 2]:.1%} over {len(errors)} configs")
+    print(f"ours: max |error| {max(errors):.1%}, median {statistics.median(errors):.1%} over {len(errors)} configs")
 
 
 if __name__ == "__main__":

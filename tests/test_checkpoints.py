@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chapters.checkpoints.checkpointer import Checkpointer, resume
-from chapters.checkpoints.keeper import INDEX_NAME, TopKKeeper, checkpoint_name
+from chapters.checkpoints.keeper import INDEX_NAME, CheckpointIndexError, TopKKeeper, checkpoint_name
 from chapters.checkpoints.verify import CheckpointError, newest_good, verify_file
 from chapters.cli import main
 from chapters.core.callbacks import Callback
@@ -100,6 +100,14 @@ def test_wrong_looking_mode_warns_and_bad_mode_is_rejected():
         TopKKeeper(3, metric="val_loss", mode="min")
     with pytest.raises(ValueError, match="'min' or 'max'"):
         TopKKeeper(3, mode="minimum")
+
+
+def test_resumed_keeper_refuses_an_index_ranked_by_another_metric(tmp_path):
+    keeper = TopKKeeper(2)
+    keeper.add(1, "0" * 64, 1)
+    keeper.save(tmp_path)
+    with pytest.raises(CheckpointIndexError, match="ranks by val_loss \\(min\\), not val_acc \\(max\\)"):
+        TopKKeeper(2, metric="val_acc", mode="max").load(tmp_path)
 
 
 # -------------------------------------------------------------------------------- verified loading

@@ -57,7 +57,8 @@ def test_sigkill_at_random_moments_always_leaves_a_good_checkpoint(tmp_path, cap
     text = tmp_path / "text.txt"
     text.write_text("the quick brown fox jumps over the lazy dog. " * 200)  # a small corpus: fast start-up
     directory = tmp_path / "ckpt"
-    train_args = ["train", "--text", str(text), "--steps", str(STEPS), "--batch-size", "8", "--eval-every", "3", "--save-every", "1", "--top-k", "2", "--ckpt-dir", str(directory),
+    train_args = ["train", "--text", str(text), "--steps", str(STEPS), "--batch-size", "8", "--eval-every", "3",
+                  "--save-every", "1", "--top-k", "2", "--ckpt-dir", str(directory),
                   "--out", str(tmp_path / "run"), "--quiet", "--resume"]
     server = subprocess.Popen([sys.executable, "-m", "tests.fork_server"], cwd=REPO, text=True,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,

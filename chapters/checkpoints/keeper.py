@@ -122,8 +122,9 @@ class TopKKeeper:
         if stored is None:
             return
         if (stored["metric"], stored["mode"]) != (self.metric, self.mode):
-            raise CheckpointIndexError(f"{Path(directory) / INDEX_NAME} ranks by {stored['metric']} ({stored['mode']}), "
-                              f"not {self.metric} ({self.mode}); use another directory or the same metric")
+            raise CheckpointIndexError(
+                f"{Path(directory) / INDEX_NAME} ranks by {stored['metric']} ({stored['mode']}), not "
+                f"{self.metric} ({self.mode}); use another directory or the same metric")
         self.entries = {e["step"]: Entry(**e) for e in stored["checkpoints"]}
         self.latest = stored["latest"]
 

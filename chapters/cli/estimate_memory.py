@@ -34,7 +34,8 @@ def add_parser(verbs) -> None:
 def run(args) -> int:
     from chapters.cli import UsageError
 
-    config = dataclasses.replace(PRESETS[args.preset], vocab_size=VOCAB_SIZE, grad_checkpointing=args.grad_checkpointing)
+    config = dataclasses.replace(PRESETS[args.preset], vocab_size=VOCAB_SIZE,
+                                 grad_checkpointing=args.grad_checkpointing)
     batch_size = args.batch_size or PRESET_TRAINING[args.preset]["batch_size"]
     seq_len = args.seq_len or DEFAULT_SEQ_LEN[args.preset]
     if seq_len > config.block_size:
