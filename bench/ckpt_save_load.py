@@ -41,9 +41,11 @@ def main() -> None:
             loads.append(time.perf_counter() - start)
         size = path.stat().st_size
     print(f"small preset checkpoint: {size / 2**20:.1f} MiB, {args.repeats} repeats")
-    print(f"save (serialise + sha256 + fsync'd atomic write + index): median {statistics.median(saves) * 1e3:.0f} ms")
-    print(f"verified load (sha256 + weights_only load + strict + probe + restore): "
-          f"median {statistics.median(loads) * 1e3:.0f} ms")
+    save, load = statistics.median(saves), statistics.median(loads)
+    print(f"save (serialise + sha256 + fsync'd atomic write + index): median {save * 1e3:.0f} ms "
+          f"({size / 2**20 / save:.0f} MiB/s)")
+    print(f"verified load (sha256 + weights_only load + strict + probe + restore): median {load * 1e3:.0f} ms "
+          f"({size / 2**20 / load:.0f} MiB/s); load / save = {load / save:.2f}")
 
 
 if __name__ == "__main__":
