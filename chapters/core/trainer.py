@@ -228,7 +228,8 @@ class Trainer:
 
     def load_state_dict(self, state: dict) -> None:
         """Continue exactly where ``state`` was taken. The data order depends only on (seed, epoch), so we
-        rebuild this epoch's loader and skip the batches already drawn instead of saving the loader."""
+        rebuild this epoch's loader and skip the batches already drawn instead of saving the loader.
+        The logging window restarts: the first record after a resume averages only the steps since then."""
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
