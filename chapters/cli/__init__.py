@@ -10,9 +10,9 @@ import argparse
 import sys
 
 import chapters
-from chapters.cli import diagnose, plot, replay, reproduce, train
+from chapters.cli import ckpt, diagnose, estimate_memory, plot, replay, reproduce, sanity, train
 
-VERBS = [train, reproduce, replay, diagnose, plot]
+VERBS = [train, reproduce, replay, diagnose, plot, ckpt, sanity, estimate_memory]
 
 USAGE_ERROR = 2
 

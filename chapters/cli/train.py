@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import sys
 
+from chapters.checkpoints.checkpointer import Checkpointer, resume
+from chapters.checkpoints.keeper import CheckpointIndexError, read_index
+from chapters.checkpoints.verify import CheckpointError
 from chapters.cli.args import doctor_labels, log_levels, non_negative_int, positive_float, positive_int, writable_dir
 from chapters.core.callbacks import History
 from chapters.core.data import DataError, markov_corpus, text_corpus
@@ -40,6 +42,10 @@ def add_parser(verbs) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar (and no Level 1 console lines)")
     parser.add_argument("--stop-on", type=doctor_labels, default=(), metavar="LABEL[,LABEL]",
                         help="stop when the doctor finds one of these (e.g. nan_loss); see docs/doctor.md")
+    parser.add_argument("--ckpt-dir", type=writable_dir, help="save checkpoints here (top-K by val_loss + latest)")
+    parser.add_argument("--save-every", type=positive_int, help="steps between checkpoints (default: --eval-every)")
+    parser.add_argument("--top-k", type=non_negative_int, default=3, help="best checkpoints to keep (default 3)")
+    parser.add_argument("--resume", action="store_true", help="continue from the newest good checkpoint in --ckpt-dir")
     parser.set_defaults(run=run)
 
 
@@ -70,15 +76,26 @@ def run(args) -> int:
         from chapters.doctor.live import DoctorCallback
 
         callbacks.insert(-1, DoctorCallback(stop_on=args.stop_on, stream=sys.stderr))
+    if args.ckpt_dir:
+        callbacks.append(checkpointer(args, config))
+    elif args.resume or args.save_every:
+        raise UsageError("--resume and --save-every need --ckpt-dir")
     trainer = build_trainer(args.preset, config, callbacks, corpus=corpus)
+    if args.resume:
+        try:
+            resume(trainer, args.ckpt_dir)
+        except CheckpointError as err:
+            print(f"clinic train: {err}", file=sys.stderr)
+            return 1
     (out / "config.json").write_text(json.dumps({"preset": args.preset, "corpus": corpus.name,
                                                  **dataclasses.asdict(config)}, indent=2) + "\n")
     status = trainer.fit()
     summary = {
         "status": status,
         "steps": trainer.step,
-        "train_loss": history.series("train_loss")[-1],
-        "val_loss": (history.series("val_loss") or [math.nan])[-1],  # a run stopped before its first eval
+        # None when a resumed run had no step left to take
+        "train_loss": (history.series("train_loss") or [None])[-1],
+        "val_loss": (history.series("val_loss") or [None])[-1],
         "loss_floor": corpus.loss_floor,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
@@ -86,8 +103,25 @@ def run(args) -> int:
     return 0 if status in ("completed", "stopped") else 1
 
 
+def checkpointer(args, config):
+    """The Checkpointer for ``--ckpt-dir``; refuses to mix a fresh run into another run's checkpoints."""
+    from chapters.cli import UsageError
+
+    try:
+        index = read_index(args.ckpt_dir)
+    except CheckpointIndexError as err:
+        raise UsageError(err) from None
+    if index and index["checkpoints"] and not args.resume:
+        raise UsageError(f"{args.ckpt_dir} already holds checkpoints; pass --resume or choose an empty directory")
+    return Checkpointer(args.ckpt_dir, args.save_every or config.eval_every, args.top_k)
+
+
 def format_summary(summary: dict) -> str:
     """``train loss 0.899 | val loss 0.874 | loss floor 0.864 (val is 1.2% above it)``"""
+    if summary["train_loss"] is None:
+        return f"nothing left to train: the run was already at step {summary['steps']}"
+    if summary["val_loss"] is None:  # stopped (e.g. --stop-on) before its first evaluation
+        return f"train loss {summary['train_loss']:.4f} | no evaluation ran (status {summary['status']})"
     line = f"train loss {summary['train_loss']:.4f} | val loss {summary['val_loss']:.4f}"
     floor = summary["loss_floor"]
     if floor is None:

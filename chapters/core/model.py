@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 IGNORE_INDEX = -100
 
@@ -31,6 +32,9 @@ class GPTConfig:
     dropout: float = 0.0
     tie_weights: bool = True  # share the token embedding with the output head (fewer parameters)
     causal: bool = True  # False removes the mask: the model can read the future (the causal_mask lesson)
+    # Activation checkpointing: keep only each block's input and recompute the block during backward --
+    # about one extra forward pass of time for most of the activation memory (the oom lesson's fix).
+    grad_checkpointing: bool = False
 
 
 PRESETS = {
@@ -128,7 +132,10 @@ class GPT(nn.Module):
         positions = torch.arange(seq, device=input_ids.device)
         x = self.dropout(self.token_embedding(input_ids) + self.position_embedding(positions))
         for block in self.blocks:
-            x = block(x)
+            if self.config.grad_checkpointing and self.training:
+                x = checkpoint(block, x, use_reentrant=False)  # the non-reentrant form is torch's recommendation
+            else:
+                x = block(x)
         logits = self.head(self.norm_final(x))
         loss = None
         if labels is not None:

@@ -15,11 +15,14 @@ Two habits keep it fast on a GPU, where kernels run asynchronously behind the Py
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
+import random
 import time
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
 import torch
 
 from chapters.core.callbacks import Callback, MetricRecord
@@ -230,6 +233,39 @@ class Trainer:
         """Tell every callback that ``name`` happened at this step (``nan``, ``oom``...); writers record it."""
         self._emit("on_event", {"event": name, "step": self.step, "timestamp": time.time(), **fields})
 
+    # ------------------------------------------------------------------------------------------- resume
+    def state_dict(self) -> dict:
+        """Everything the next step depends on: weights, optimizer moments, the schedule's position, the
+        loss scale, every random generator, and where we are in the data. Save only the model and a resumed
+        run takes different steps than the one you stopped (see chapters/checkpoints)."""
+        return {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "scaler": self.scaler.state_dict(),
+            "rng": rng_state(),
+            "step": self.step,
+            "epoch": self.epoch,
+            "batches_into_epoch": self.batches_into_epoch,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Continue exactly where ``state`` was taken. The data order depends only on (seed, epoch), so we
+        rebuild this epoch's loader and skip the batches already drawn instead of saving the loader.
+        The logging window restarts: the first record after a resume averages only the steps since then."""
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.scaler.load_state_dict(state["scaler"])
+        self.step, self.epoch = state["step"], state["epoch"]
+        self.batches_into_epoch = state["batches_into_epoch"]
+        self._batches = iter(())
+        if self.batches_into_epoch:
+            self._batches = itertools.islice(iter(self._epoch_loader()), self.batches_into_epoch, None)
+        # Last: creating the loader's iterator above drew a seed from torch's global generator, which the
+        # original run had done *before* its state was taken.
+        set_rng_state(state["rng"])
+
     # ------------------------------------------------------------------------------------------ helpers
     def _reset_window(self) -> None:
         self._loss_sum = torch.zeros((), device=self.device)
@@ -275,3 +311,26 @@ class Trainer:
         for callback in self.callbacks:
             getattr(callback, hook)(self, *args)
 
+
+
+def rng_state() -> dict:
+    """Every generator a step can draw from. The NumPy state is stored as a tensor so the checkpoint can
+    be read with ``torch.load(weights_only=True)``, which refuses arbitrary Python objects."""
+    kind, keys, position, has_gauss, cached_gaussian = np.random.get_state()
+    return {
+        "python": random.getstate(),
+        "numpy": {"kind": kind, "keys": torch.from_numpy(keys.astype(np.int64)), "position": position,
+                  "has_gauss": has_gauss, "cached_gaussian": cached_gaussian},
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+    }
+
+
+def set_rng_state(state: dict) -> None:
+    random.setstate(state["python"])
+    numpy = state["numpy"]
+    np.random.set_state((numpy["kind"], numpy["keys"].numpy().astype(np.uint32), numpy["position"],
+                         numpy["has_gauss"], numpy["cached_gaussian"]))
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])

@@ -1,0 +1,126 @@
+"""The checkpointing callback, and ``resume``.
+
+Order of operations on every save, chosen so that a kill at *any* moment leaves a usable directory:
+
+1. write the checkpoint file atomically (a kill here leaves only a ``.tmp-`` file: debris);
+2. write the index that names it, atomically (a kill before this leaves an orphan file the index ignores);
+3. only then delete the files the index no longer names (a kill here leaves orphans, never a dangling name).
+
+Debris and orphans are removed when the next run starts. Pair ``save_every`` with the metric: a checkpoint
+is ranked when a record for *its* step carries the metric, so with ``val_loss`` make ``save_every`` a multiple
+of ``eval_every`` (checkpoints in between are kept only while they are the latest).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import math
+from pathlib import Path
+
+import torch
+
+from chapters.checkpoints.atomic import atomic_write_bytes, fsync_directory, remove_debris, sha256_hex
+from chapters.checkpoints.keeper import INDEX_NAME, TopKKeeper
+from chapters.checkpoints.verify import CHECKPOINT_FORMAT, CheckpointError, load_weights_strict, search
+from chapters.core.callbacks import Callback
+
+
+class Checkpointer(Callback):
+    def __init__(self, directory: str | Path, save_every: int, top_k: int = 3, metric: str = "val_loss",
+                 mode: str = "min"):
+        if not isinstance(save_every, int) or save_every < 1:
+            raise ValueError(f"save_every must be a positive integer, got {save_every!r}")
+        self.directory = Path(directory)
+        self.save_every = save_every
+        self.keeper = TopKKeeper(top_k, metric, mode)
+        self._last_metric: tuple[int, float] | None = None  # (step, value) of the newest record with the metric
+
+    # ----------------------------------------------------------------------------------------- hooks
+    def on_run_start(self, trainer):
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.keeper.load(self.directory)
+        if self.keeper.entries and trainer.step == 0:
+            raise CheckpointError(f"{self.directory} already holds checkpoints of another run; resume from "
+                                  f"them or use an empty directory")
+        # After a fallback resume, later files are another timeline; a smaller top_k than before prunes now.
+        self._commit(self.keeper.forget_after(trainer.step) + self.keeper.prune())
+        self._remove_orphans()
+
+    def on_step_end(self, trainer):
+        if trainer.step % self.save_every == 0:
+            self.save(trainer)
+
+    def on_log(self, trainer, record):
+        self._observe(record)
+
+    def on_eval_end(self, trainer, record):
+        self._observe(record)
+
+    def on_run_end(self, trainer, status):
+        # A failed run's last state may be the broken one (NaN weights): do not make it the latest.
+        if status in ("completed", "stopped") and trainer.step and self.keeper.latest != trainer.step:
+            self.save(trainer)
+            if self._last_metric and self._last_metric[0] == trainer.step:
+                self.record_metric(*self._last_metric)
+
+    # ---------------------------------------------------------------------------------------- actions
+    def save(self, trainer) -> Path:
+        checkpoint = {"format": CHECKPOINT_FORMAT, "step": trainer.step,
+                      "model_config": dataclasses.asdict(trainer.model.config), "trainer": trainer.state_dict()}
+        buffer = io.BytesIO()
+        torch.save(checkpoint, buffer)
+        return self.write(trainer.step, buffer.getvalue())
+
+    def write(self, step: int, data: bytes) -> Path:
+        """Store ``data`` as the checkpoint of ``step`` (steps 1-3 of the module docstring)."""
+        self.keeper.add(step, sha256_hex(data), len(data))
+        path = self.directory / self.keeper.entries[step].file
+        atomic_write_bytes(path, data)
+        self._commit(self.keeper.prune())
+        return path
+
+    def record_metric(self, step: int, value: float) -> None:
+        if step in self.keeper.entries and self.keeper.entries[step].metric is None:
+            self.keeper.rank(step, value)
+            self._commit(self.keeper.prune())
+
+    # ---------------------------------------------------------------------------------------- helpers
+    def _observe(self, record: dict) -> None:
+        value = record.get(self.keeper.metric)
+        if isinstance(value, (int, float)) and not math.isnan(value):
+            self._last_metric = (record["step"], float(value))
+            self.record_metric(record["step"], value)
+
+    def _commit(self, dropped_files: list[str]) -> None:
+        self.keeper.save(self.directory)
+        for name in dropped_files:
+            (self.directory / name).unlink(missing_ok=True)
+        if dropped_files:
+            fsync_directory(self.directory)
+
+    def _remove_orphans(self) -> None:
+        """Files a killed run wrote or failed to delete: the index is the truth."""
+        remove_debris(self.directory)
+        named = {entry.file for entry in self.keeper.entries.values()} | {INDEX_NAME}
+        for path in self.directory.glob("step-*.pt"):
+            if path.name not in named:
+                path.unlink()
+
+
+def resume(trainer, directory: str | Path, report=print) -> int | None:
+    """Load the newest good checkpoint in ``directory`` into ``trainer``; returns its step, or None when the
+    directory holds no checkpoint at all. Every skipped (corrupt) newer checkpoint is reported by name."""
+    found, skipped = search(directory)
+    if found is None:
+        if skipped:
+            raise CheckpointError(f"no checkpoint in {directory} passes verification, nothing to resume from "
+                                  f"(newest: {skipped[0]})")
+        return None
+    for problem in skipped:
+        report(f"skipped {problem}")
+    state = found.checkpoint["trainer"]
+    load_weights_strict(trainer.model, state["model"], str(found.path))
+    trainer.load_state_dict(state)
+    report(f"resumed from {found.path} (step {found.step})")
+    return found.step
