@@ -18,10 +18,10 @@ import time
 
 import torch
 
+from monitoring_overhead import time_hand_loop  # the same bare loop the monitoring bench times (bench/ is on sys.path)
+
 from chapters.core.callbacks import Callback, History
-from chapters.core.data import make_loader
 from chapters.core.run import build_trainer, preset_config
-from chapters.core.trainer import parameter_groups, warmup_cosine_schedule
 
 
 class StepClock(Callback):
@@ -40,26 +40,6 @@ def time_trainer(config) -> float:
     return (clock.end - clock.start) / config.steps
 
 
-def time_bare_loop(config) -> float:
-    trainer = build_trainer("tiny", config)  # only to get the identical model and data
-    model, corpus = trainer.model, trainer.corpus
-    optimizer = torch.optim.AdamW(parameter_groups(model, config.weight_decay), lr=config.lr, betas=(0.9, 0.95))
-    scheduler = warmup_cosine_schedule(optimizer, config)
-    batches = iter(make_loader(corpus.train, config.batch_size, shuffle=True, seed=config.seed))
-    start = time.perf_counter()
-    for _ in range(config.steps):
-        batch = next(batches)
-        model.train()
-        loss = model(batch["input_ids"], labels=batch["labels"])["loss"]
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-    loss.item()
-    return (time.perf_counter() - start) / config.steps
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100)
@@ -68,10 +48,10 @@ def main() -> None:
     # No evaluation inside the timed steps (the bare loop does not evaluate); StepClock stops before the
     # final evaluation the Trainer always runs.
     config = preset_config("tiny", steps=args.steps, device="cpu", eval_every=10**9)
-    time_trainer(config), time_bare_loop(config)  # warm-up: first-call allocations, lazy imports
+    time_trainer(config), time_hand_loop(config.steps, naive_logging=False)  # warm-up: first-call allocations, lazy imports
     bare, trainer = [], []
     for _ in range(args.repeats):
-        bare.append(time_bare_loop(config))
+        bare.append(time_hand_loop(config.steps, naive_logging=False))
         trainer.append(time_trainer(config))
     bare_ms, trainer_ms = statistics.median(bare) * 1e3, statistics.median(trainer) * 1e3
     print(f"tiny preset, batch {config.batch_size}, {args.steps} steps x {args.repeats} interleaved repeats, "

@@ -7,24 +7,23 @@ import math
 from pathlib import Path
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (expected a positive integer)") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not allowed (expected a positive integer)")
-    return value
+def integer_at_least(minimum: int, expected: str):
+    """An argument type for integers >= ``minimum``; ``expected`` names the range in error messages."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer (expected {expected})") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is not allowed (expected {expected})")
+        return value
+
+    return parse
 
 
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (expected 0 or more)") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is not allowed (expected 0 or more)")
-    return value
+positive_int = integer_at_least(1, "a positive integer")
+non_negative_int = integer_at_least(0, "0 or more")
 
 
 def positive_float(text: str) -> float:

@@ -48,7 +48,7 @@ def broken(options: Options) -> RunPlan:
 def fixed(options: Options) -> RunPlan:
     plan = tiny_plan(options, steps=STEPS, batch_size=MICRO_BATCH, grad_accum_steps=EFFECTIVE_BATCH // MICRO_BATCH,
                      eval_every=STEPS, log_every=1)
-    return dataclasses.replace(plan, memory_cap_gb=cap_gb(options))
+    return dataclasses.replace(plan, memory_cap_gb=cap_gb(options), model_overrides={"grad_checkpointing": True})
 
 
 def symptom(result: RunResult) -> bool:
