@@ -55,17 +55,19 @@ def loss_floor(log: MetricsLog) -> float | None:
 def draw(axes, log: MetricsLog, label: str | None = None, color: str | None = None) -> None:
     """Draw one run on the panels' ``axes``; ``label``/``color`` tell runs apart in a comparison."""
     for ax, (title, keys, log_scale) in zip(axes, PANELS):
+        drawable_on_log = False  # a log axis needs at least one finite, positive value
         for key, key_label in keys:
             steps, values = series(log, key)
             if not steps:
                 continue
+            drawable_on_log = drawable_on_log or any(v > 0 for v in values)  # NaN > 0 is False
             name = key_label if label is None else f"{label}: {key_label}" if len(keys) > 1 else label
             ax.plot(steps, values, label=name, color=color, linestyle="--" if key == "val_loss" else "-",
                     marker="o" if len(steps) == 1 else None)
         for step in nonfinite_steps(log):
             ax.axvline(step, color="red", alpha=0.4, linewidth=1)
         ax.set_title(title)
-        if log_scale and ax.has_data():
+        if log_scale and drawable_on_log:
             ax.set_yscale("log")
     floor = loss_floor(log)
     if floor is not None:

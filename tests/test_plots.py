@@ -59,3 +59,13 @@ def test_comparison_and_nan_marks(tmp_path):
     assert nonfinite_steps(read_metrics_log(bad)) == [first_step] and nonfinite_steps(read_metrics_log(good)) == []
     assert_png(plot_comparison({"broken": bad, "fixed": good}, tmp_path / "compare.png"))
     assert_png(plot_run(bad, tmp_path / "broken.png"))
+
+
+def test_a_run_whose_grad_norm_is_only_inf_and_nan_still_plots(tmp_path):
+    """An LR-spike run logged every 5 steps can have no finite gradient norm at all: the log-scale panel
+    must fall back to a linear axis instead of failing."""
+    log = tmp_path / "metrics.jsonl"
+    log.write_text('{"step": 5, "train_loss": 1e8, "grad_norm": Infinity}\n'
+                   '{"step": 10, "train_loss": NaN, "grad_norm": NaN}\n')
+    out = plot_run(log, tmp_path / "plot.png")
+    assert out.stat().st_size > 0
