@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from chapters.checkpoints.verify import newest_good  # noqa: E402
-from tests.test_ckpt_kill import kill_during_saves, latest_step  # noqa: E402
+from tests.test_ckpt_kill import kill_during_saves  # noqa: E402
 
 
 def leftovers(directory: Path) -> str:

@@ -43,7 +43,7 @@ def test_broken_shows_symptom_fixed_clears_it_and_reruns_are_identical(scenario_
     fixed = run_variant(scenario_id, "fixed", options, tmp_path / "fixed")
     assert fixed.status in ("completed", "stopped"), fixed.error
     assert scenario.symptom(fixed) is False
-    again = run_variant(scenario_id, "broken", options, tmp_path / "again")
+    run_variant(scenario_id, "broken", options, tmp_path / "again")
     assert training_values(tmp_path / "again") == training_values(tmp_path / "broken")
 
     # The doctor, reading only the logs, names the scenario's label first (and nothing for the fixes).

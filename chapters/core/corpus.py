@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import math
 import random
 from dataclasses import dataclass
 from functools import cached_property

@@ -15,7 +15,6 @@ Python objects in memory: the lesson is that the log alone is enough to tell wha
 from __future__ import annotations
 
 import dataclasses
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -128,8 +127,3 @@ def read_result(run_dir: Path, seconds: float) -> RunResult:
     return RunResult(run_dir, end.get("status", "killed"), end.get("error"), train, val, log.events, start.get("loss_floor"),
                      start.get("steps_per_epoch"), seconds)
 
-
-def timed(function, *args) -> float:
-    start = time.perf_counter()
-    function(*args)
-    return time.perf_counter() - start
