@@ -1,0 +1,124 @@
+"""Checks: the one seam between a learner's code and the grader (the CS336 "adapters" idea).
+
+A graded test cell in a course notebook contains only calls such as::
+
+    check("02_metrics.total_grad_norm", total_grad_norm)
+
+A :class:`Check` is split in two halves on purpose:
+
+* ``collect(seed, *learner_objects)`` calls the learner's code on inputs drawn from ``seed`` and returns
+  plain JSON data (numbers, lists, strings): what the code *did*.
+* ``judge(seed, observation)`` decides, from that data alone, whether it is right. It rebuilds the inputs
+  from the same seed and compares with the course's reference; it never runs learner code.
+
+Inside a notebook (nbgrader's path) both halves run in the learner's kernel, one after the other. The
+instructor's ``clinic grade`` runs ``collect`` in a confined child process and ``judge`` in its own clean
+process, so nothing a submission does to its interpreter (patching ``assert``, the traceback printer, these
+helpers, ``sys.exit``) can turn a failure into a pass: to forge an observation the learner would have to
+compute the right answer for inputs drawn at grading time -- which is solving the exercise.
+
+Hidden checks draw a fresh seed every time they run, so hard-coding the answers for the public inputs
+does not help; public checks use a fixed seed so a learner can reproduce what they see.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+PUBLIC_SEED = 0
+
+
+class CheckFailed(AssertionError):
+    """A check's verdict. An ``AssertionError`` so nbgrader counts the test cell as failed."""
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # "<assignment id>.<what is checked>", e.g. "02_metrics.total_grad_norm"
+    collect: Callable[..., Any]
+    judge: Callable[[int, Any], None]
+    hint: str  # shown when the learner's code is missing or wrong
+    hidden: bool = False
+
+    def draw_seed(self) -> int:
+        return secrets.randbelow(2**31) if self.hidden else PUBLIC_SEED
+
+
+REGISTRY: dict[str, Check] = {}
+
+
+def register(name: str, *, hint: str, hidden: bool = False):
+    """Decorator for a problem module: ``@register(...)`` on a class with ``collect`` and ``judge``."""
+
+    def add(cls):
+        REGISTRY[name] = Check(name, cls.collect, cls.judge, hint, hidden)
+        return cls
+
+    return add
+
+
+def lookup(name: str) -> Check:
+    from autograder import problems  # noqa: F401  (importing the package registers every problem)
+
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown check {name!r}") from None
+
+
+def collect(check: Check, seed: int, *learner_objects) -> Any:
+    """Run the learner's side of a check; a missing implementation becomes a readable failure."""
+    try:
+        observation = check.collect(seed, *learner_objects)
+    except NotImplementedError:
+        raise CheckFailed(f"not implemented yet. Hint: {check.hint}") from None
+    # Both grading paths see the same data: whatever survives a trip through JSON (tuples become lists).
+    return json.loads(json.dumps(observation))
+
+
+def judge(check: Check, seed: int, observation: Any) -> None:
+    """Run the judge; any mistake in a (possibly forged) observation is a failure, never a grader crash."""
+    try:
+        check.judge(seed, observation)
+    except CheckFailed:
+        raise
+    except Exception as err:  # a malformed observation: missing key, wrong type...
+        raise CheckFailed(f"unexpected result ({type(err).__name__}: {err}). Hint: {check.hint}") from None
+
+
+_workdir: Path | None = None  # where the learner's code ran; None means the current directory
+
+
+@contextmanager
+def working_directory(path: Path):
+    """While judging a sandboxed run, files named in observations are looked up in its sandbox."""
+    global _workdir
+    _workdir = path
+    try:
+        yield
+    finally:
+        _workdir = None
+
+
+def artifact(name: str) -> Path:
+    """A file the learner's code wrote (e.g. trained weights), named relative to where it ran.
+
+    An observation is untrusted data: a name that points outside the run's directory is refused.
+    """
+    base = (_workdir or Path.cwd()).resolve()
+    path = (base / str(name)).resolve()
+    if base not in path.parents or not path.is_file():
+        raise CheckFailed(f"no file {name!r} in the notebook's directory")
+    return path
+
+
+def check(name: str, *learner_objects) -> None:
+    """What a notebook's test cell calls: collect, then judge, in this kernel. Raises CheckFailed."""
+    found = lookup(name)
+    seed = found.draw_seed()
+    judge(found, seed, collect(found, seed, *learner_objects))

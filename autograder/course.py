@@ -1,0 +1,77 @@
+"""The course directory: where nbgrader's source (``solutions/``) and release (``exercises/``) live.
+
+nbgrader is configured by ``nbgrader_config.py`` at the course root (the repository root), so plain
+``nbgrader`` commands run from there work; ``clinic course release`` wraps ``nbgrader generate_assignment``
+so the committed release notebooks are always nbgrader's own output.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.notebook import read
+
+ASSIGNMENTS = ["01_logging_levels", "02_metrics", "03_nan", "04_frozen_embedding", "05_no_shuffle",
+               "06_overfitting", "07_oom", "08_checkpoints", "09_mystery_runs"]
+
+
+class CourseError(Exception):
+    """The course directory or an assignment is not where it should be."""
+
+
+@dataclass(frozen=True)
+class Course:
+    root: Path
+
+    @classmethod
+    def find(cls, root: Path | None = None) -> "Course":
+        """The given root, else the checkout this package was installed from, else the working directory."""
+        candidates = [root] if root else [Path(__file__).resolve().parents[1], Path.cwd()]
+        for candidate in candidates:
+            if (candidate / "solutions").is_dir() and (candidate / "nbgrader_config.py").is_file():
+                return cls(candidate.resolve())
+        raise CourseError(f"no course directory (with solutions/ and nbgrader_config.py) at {candidates[0]}")
+
+    def assignments(self) -> list[str]:
+        return [name for name in ASSIGNMENTS if (self.root / "solutions" / name).is_dir()]
+
+    def _notebook(self, folder: str, assignment: str) -> Path:
+        if assignment not in self.assignments():
+            raise CourseError(f"unknown assignment {assignment!r} (have: {', '.join(self.assignments())})")
+        return self.root / folder / assignment / f"{assignment}.ipynb"
+
+    def source_path(self, assignment: str) -> Path:
+        return self._notebook("solutions", assignment)
+
+    def release_path(self, assignment: str) -> Path:
+        return self._notebook("exercises", assignment)
+
+    def source_notebook(self, assignment: str):
+        return read(self.source_path(assignment))
+
+    def release_notebook(self, assignment: str):
+        return read(self.release_path(assignment))
+
+    def generate_release(self, assignment: str, into: Path | None = None) -> Path:
+        """Run ``nbgrader generate_assignment`` and return the release notebook it wrote.
+
+        With ``into``, the release is written under that folder instead of ``exercises/`` (the drift test
+        compares the two). The gradebook is a throwaway file: releasing needs no course database.
+        """
+        self.source_path(assignment)  # validates the id
+        with tempfile.TemporaryDirectory() as scratch:
+            release_dir = into or self.root / "exercises"
+            command = [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
+                       f"--CourseDirectory.root={self.root}",
+                       f"--CourseDirectory.release_directory={release_dir}",
+                       f"--CourseDirectory.db_url=sqlite:///{scratch}/gradebook.db", "--log-level=WARN"]
+            done = subprocess.run(command, cwd=self.root, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise CourseError(f"nbgrader generate_assignment {assignment} failed: "
+                                  f"{done.stderr.strip().splitlines()[-1:]}")
+        return Path(release_dir) / assignment / f"{assignment}.ipynb"
