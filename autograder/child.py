@@ -73,6 +73,8 @@ def main(spec_path: str, result_fd: str) -> None:
                 with time_limit(spec["cell_timeout"]):
                     observation = checks.collect(checks.lookup(call["check"]), call["seed"], *objects)
                 emit(problem=step["problem"], check=call["check"], observation=observation)
+            except checks.CheckFailed as failure:
+                emit(problem=step["problem"], check=call["check"], error=str(failure))
             except BaseException as err:  # SystemExit and KeyboardInterrupt too: one check fails, not the run
                 emit(problem=step["problem"], check=call["check"], error=describe(err))
     emit(done=True)

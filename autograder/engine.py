@@ -44,8 +44,7 @@ def grade_notebook(course: Course, assignment: str, notebook_path: Path, limits:
     try:
         grading_plan = plan(source, release, read(notebook_path), public_only)
     except NotebookError as err:
-        empty = plan(source, release, release, public_only)
-        return SubmissionResult("invalid", [_zero(problem, str(err)) for problem in empty.problems], [str(err)])
+        return unusable(course, assignment, str(err), public_only)
     seeds = {}
     steps = []
     for step in grading_plan.steps:
@@ -93,5 +92,9 @@ def _judge(problem: Problem, events: list[dict], seeds: dict) -> ProblemResult:
     return ProblemResult(problem.grade_id, points, problem.points, messages, hidden)
 
 
-def _zero(problem: Problem, why: str) -> ProblemResult:
-    return ProblemResult(problem.grade_id, 0.0, problem.points, [why], 0)
+def unusable(course: Course, assignment: str, why: str, public_only: bool = False) -> SubmissionResult:
+    """A submission that is not a readable notebook: every problem scores zero, with the reason."""
+    release = course.release_notebook(assignment)
+    problems = plan(course.source_notebook(assignment), release, release, public_only).problems
+    return SubmissionResult("invalid", [ProblemResult(problem.grade_id, 0.0, problem.points, [why], 0)
+                                        for problem in problems], [why])

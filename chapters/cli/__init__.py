@@ -10,9 +10,10 @@ import argparse
 import sys
 
 import chapters
-from chapters.cli import ckpt, diagnose, estimate_memory, plot, replay, reproduce, sanity, train
+from chapters.cli import (check, ckpt, course, diagnose, estimate_memory, grade, plot, replay, reproduce, sanity,
+                          train)
 
-VERBS = [train, reproduce, replay, diagnose, plot, ckpt, sanity, estimate_memory]
+VERBS = [train, reproduce, replay, diagnose, plot, ckpt, sanity, estimate_memory, check, grade, course]
 
 USAGE_ERROR = 2
 

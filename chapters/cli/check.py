@@ -1,0 +1,41 @@
+"""``clinic check``: run a notebook's public tests with the same engine as the official grading (learners)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def add_parser(verbs) -> None:
+    parser = verbs.add_parser("check", help="run the public tests of your notebook for assignment ID")
+    parser.add_argument("assignment", metavar="ID", help="the assignment id, e.g. 02_metrics")
+    parser.add_argument("notebook", nargs="?", type=Path, metavar="NOTEBOOK",
+                        help="your notebook (default: exercises/ID/ID.ipynb)")
+    parser.add_argument("--course", type=Path, metavar="DIR", help="the course directory (default: this checkout)")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    """Exit 0 when every public test passes, 1 when some fail, 2 when the notebook cannot be checked."""
+    from chapters.cli import UsageError
+    from autograder.course import Course, CourseError
+    from autograder.engine import grade_notebook
+
+    try:
+        course = Course.find(args.course)
+        notebook = args.notebook or course.release_path(args.assignment)
+        course.source_path(args.assignment)
+    except CourseError as err:
+        raise UsageError(err) from None
+    result = grade_notebook(course, args.assignment, notebook, public_only=True)
+    if result.status == "invalid":
+        raise UsageError(result.notes[0])
+    for problem in result.problems:
+        mark = "PASS" if problem.score == problem.max_score else "FAIL"
+        print(f"{mark}  {problem.grade_id}  ({problem.score:g}/{problem.max_score:g} points)")
+        for message in problem.messages:
+            print(f"      {message}")
+    for note in result.notes:
+        print(f"note: {note}")
+    print(f"public tests: {result.score:g} / {sum(p.max_score for p in result.problems):g} points "
+          "(hidden tests run only when your instructor grades)")
+    return 0 if all(problem.score == problem.max_score for problem in result.problems) else 1

@@ -1,0 +1,57 @@
+"""``clinic grade``: grade a folder of submissions, each in its own confined process (instructors)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from chapters.cli.args import positive_float, positive_int, writable_dir
+
+
+def add_parser(verbs) -> None:
+    parser = verbs.add_parser("grade", help="grade submissions DIR/<student>/<ID>/<notebook>.ipynb (instructors)")
+    parser.add_argument("--assignment", required=True, metavar="ID", help="the assignment id, e.g. 02_metrics")
+    parser.add_argument("--submissions", required=True, type=Path, metavar="DIR",
+                        help="folder with one sub-folder per student (nbgrader's submitted/ layout)")
+    parser.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="submissions graded at once")
+    parser.add_argument("--out", type=writable_dir, default=Path("grades"), metavar="DIR",
+                        help="where grades.csv, feedback/ and results/ go (default: ./grades)")
+    parser.add_argument("--timeout", type=positive_float, default=300.0, metavar="S",
+                        help="wall-clock seconds per submission (default 300); one cell gets at most half")
+    parser.add_argument("--memory-gb", type=positive_float, default=4.0, metavar="G",
+                        help="address-space limit of a submission's process (default 4)")
+    parser.add_argument("--force", action="store_true", help="grade again submissions already graded")
+    parser.add_argument("--json", action="store_true", help="print one JSON document with every result")
+    parser.add_argument("--course", type=Path, metavar="DIR", help="the course directory (default: this checkout)")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from chapters.cli import UsageError
+    from autograder.batch import grade_all, summary
+    from autograder.confine import Limits
+    from autograder.course import Course, CourseError
+    from autograder.sandbox import SandboxLimits
+
+    try:
+        course = Course.find(args.course)
+        course.source_path(args.assignment)
+    except CourseError as err:
+        raise UsageError(err) from None
+    if not args.submissions.is_dir():
+        raise UsageError(f"--submissions {args.submissions}: not a folder")
+    limits = SandboxLimits(wall_seconds=args.timeout, cell_seconds=args.timeout / 2,
+                           process=Limits(memory_gb=args.memory_gb, cpu_seconds=int(args.timeout) + 1))
+    try:
+        records = grade_all(course, args.assignment, args.submissions, args.out, args.jobs, limits, args.force)
+    except Exception as err:  # the grader itself failed (not a submission): exit 1, as the contract says
+        print(f"clinic grade: the grader failed: {type(err).__name__}: {err}")
+        return 1
+    results = [summary(record) for record in records]
+    if args.json:
+        print(json.dumps({"results": results}))
+    else:
+        for result in results:
+            print(f"{result['student']:<24} {result['score']:g} / {result['max_score']:g}  {result['status']}")
+        print(f"grades: {args.out / 'grades.csv'}; feedback: {args.out / 'feedback'}")
+    return 0
