@@ -1,0 +1,108 @@
+"""``clinic grade`` against the adversarial corpus, and its contract (CSV, JSON, feedback, resume, exits)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import hashlib
+
+import pytest
+
+from autograder.course import Course
+from tests.conftest import REPO, clinic
+from tests.grading_corpus import ASSIGNMENT, expected_score, write_corpus
+
+COURSE = Course.find()
+
+
+@pytest.fixture(scope="module")
+def corpus_run(tmp_path_factory):
+    """The whole corpus graded once, two at a time, as an instructor would run it."""
+    root = tmp_path_factory.mktemp("corpus")
+    submissions, out = root / "submitted", root / "grades"
+    expected = write_corpus(COURSE, submissions, str(REPO))
+    honest = submissions / "correct" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    honest_hash = hashlib.sha256(honest.read_bytes()).hexdigest()
+    done = clinic("grade", "--assignment", ASSIGNMENT, "--submissions", str(submissions), "--out", str(out),
+                  "--jobs", "2", "--timeout", "40", "--memory-gb", "3", "--json", timeout=900)
+    return expected, done, out, submissions, honest, honest_hash
+
+
+def test_the_corpus_holds_at_least_15_named_submissions(corpus_run):
+    assert len(corpus_run[0]) >= 15
+
+
+def test_every_corpus_submission_gets_its_expected_score_and_status(corpus_run):
+    expected, done, *_ = corpus_run
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = {result["student"]: result for result in json.loads(done.stdout)["results"]}
+    assert set(results) == set(expected)
+    wrong = {student: (result["score"], result["status"], expected_score(COURSE, expected[student][0]),
+                       expected[student][1])
+             for student, result in results.items()
+             if (result["score"], result["status"]) != (expected_score(COURSE, expected[student][0]),
+                                                        expected[student][1])}
+    assert not wrong, wrong
+
+
+def test_attacks_leave_other_students_files_untouched(corpus_run):
+    *_, honest, honest_hash = corpus_run
+    assert hashlib.sha256(honest.read_bytes()).hexdigest() == honest_hash
+
+
+def test_grades_csv_has_one_row_per_problem_and_student(corpus_run):
+    expected, _, out, *_ = corpus_run
+    with (out / "grades.csv").open(newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert list(rows[0]) == ["student", "assignment", "problem", "score", "max_score", "status"]
+    problems = [cell for cell in COURSE.source_notebook(ASSIGNMENT).cells if cell.metadata.get("nbgrader", {}).get("grade")]
+    assert len(rows) == len(expected) * len(problems)
+
+
+def test_feedback_shows_public_results_and_never_hidden_ones(corpus_run):
+    _, _, out, *_ = corpus_run
+    page = (out / "feedback" / "empty" / f"{ASSIGNMENT}.html").read_text()
+    assert "not implemented yet" in page
+    assert "_hidden" not in page and "hidden check(s), not shown" in page
+
+
+def test_tampering_is_reported_in_feedback(corpus_run):
+    _, _, out, *_ = corpus_run
+    assert "was edited" in (out / "feedback" / "cheat_edits_test_cells" / f"{ASSIGNMENT}.html").read_text()
+    assert "was deleted" in (out / "feedback" / "cheat_deletes_test_cells" / f"{ASSIGNMENT}.html").read_text()
+
+
+def test_a_second_run_resumes_and_force_regrades(corpus_run, tmp_path):
+    expected, _, out, submissions, *_ = corpus_run
+    results = out / "results" / ASSIGNMENT / "correct.json"
+    before = results.stat().st_mtime_ns
+    again = clinic("grade", "--assignment", ASSIGNMENT, "--submissions", str(submissions), "--out", str(out),
+                   "--json", timeout=600)
+    assert again.returncode == 0
+    assert results.stat().st_mtime_ns == before  # nothing was graded again
+    assert len(json.loads(again.stdout)["results"]) == len(expected)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--assignment", "99_nope", "--submissions", "."], "unknown assignment"),
+    (["--assignment", ASSIGNMENT, "--submissions", "/nonexistent/dir"], "not a folder"),
+    (["--assignment", ASSIGNMENT, "--submissions", ".", "--jobs", "0"], "positive integer"),
+    (["--assignment", ASSIGNMENT, "--submissions", ".", "--timeout", "-1"], "positive"),
+])
+def test_usage_errors_are_one_line_and_exit_2(args, message):
+    done = clinic("grade", *args)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_nbgrader_autograde_agrees_with_clinic_grade_on_an_honest_partial_submission(corpus_run, tmp_path):
+    import nbformat
+
+    from tests.exercise_tools import nbgrader_autograde
+
+    expected, done, _, submissions, *_ = corpus_run
+    ours = {result["student"]: result["score"] for result in json.loads(done.stdout)["results"]}
+    honest = {student: nbformat.read(str(submissions / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), 4)
+              for student in ("correct", "partially_correct", "empty")}
+    theirs = nbgrader_autograde(COURSE, ASSIGNMENT, honest, tmp_path)
+    assert theirs == {student: ours[student] for student in honest}
