@@ -7,9 +7,6 @@ so the committed release notebooks are always nbgrader's own output.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,21 +54,36 @@ class Course:
     def release_notebook(self, assignment: str):
         return read(self.release_path(assignment))
 
+    def nbgrader(self, release_dir: Path | None = None, db_url: str | None = None):
+        """nbgrader's own API, configured by this course's ``nbgrader_config.py`` (in-process: no app startup).
+
+        ``release_dir`` and ``db_url`` point elsewhere for throwaway runs (tests, drift checks).
+        """
+        from nbgrader.apps import NbGraderAPI
+        from nbgrader.coursedir import CourseDirectory
+        from traitlets.config.loader import PyFileConfigLoader
+
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
+        config.CourseDirectory.root = str(self.root)
+        if release_dir is not None:
+            config.CourseDirectory.release_directory = str(release_dir)
+        if db_url is not None:
+            config.CourseDirectory.db_url = db_url
+        config.Application.log_level = "WARN"
+        return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
     def generate_release(self, assignment: str, into: Path | None = None) -> Path:
-        """Run ``nbgrader generate_assignment`` and return the release notebook it wrote.
+        """Run nbgrader's ``generate_assignment`` and return the release notebook it wrote.
 
         With ``into``, the release is written under that folder instead of ``exercises/`` (the drift test
         compares the two). The gradebook is a throwaway file: releasing needs no course database.
         """
         self.source_path(assignment)  # validates the id
+        release_dir = Path(into) if into else self.root / "exercises"
         with tempfile.TemporaryDirectory() as scratch:
-            release_dir = into or self.root / "exercises"
-            command = [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
-                       f"--CourseDirectory.root={self.root}",
-                       f"--CourseDirectory.release_directory={release_dir}",
-                       f"--CourseDirectory.db_url=sqlite:///{scratch}/gradebook.db", "--log-level=WARN"]
-            done = subprocess.run(command, cwd=self.root, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise CourseError(f"nbgrader generate_assignment {assignment} failed: "
-                                  f"{done.stderr.strip().splitlines()[-1:]}")
-        return Path(release_dir) / assignment / f"{assignment}.ipynb"
+            api = self.nbgrader(release_dir, f"sqlite:///{scratch}/gradebook.db")
+            outcome = api.generate_assignment(assignment, force=True, create=True)
+        if not outcome["success"]:
+            last = (outcome.get("error") or outcome.get("log") or "").strip().splitlines()[-1:]
+            raise CourseError(f"nbgrader generate_assignment {assignment} failed: {' '.join(last)}")
+        return release_dir / assignment / f"{assignment}.ipynb"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import copy
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -29,23 +27,23 @@ def write(notebook, path: Path) -> Path:
 
 
 def nbgrader_autograde(course, assignment: str, submissions: dict[str, object], workdir: Path) -> dict[str, float]:
-    """Grade ``{student: notebook}`` with the real ``nbgrader autograde`` in a copy of the course.
+    """Grade ``{student: notebook}`` with nbgrader's own autograde, in a copy of the course.
 
     Returns each student's total score as nbgrader's gradebook records it.
     """
+    from autograder.course import Course
+    from nbgrader.api import Gradebook
+
     root = workdir / "course"
     (root / "solutions").mkdir(parents=True)
     shutil.copy(course.root / "nbgrader_config.py", root)
     shutil.copytree(course.root / "solutions" / assignment, root / "solutions" / assignment)
     db = f"sqlite:///{root / 'gradebook.db'}"
-    common = [f"--CourseDirectory.root={root}", f"--CourseDirectory.db_url={db}", "--log-level=WARN"]
-    nbgrader = [sys.executable, "-m", "nbgrader"]
-    subprocess.run([*nbgrader, "generate_assignment", assignment, "--force", *common], cwd=root, check=True)
+    api = Course(root).nbgrader(db_url=db)
+    assert api.generate_assignment(assignment)["success"]
     for student, notebook in submissions.items():
         write(notebook, root / "submitted" / student / assignment / f"{assignment}.ipynb")
-    subprocess.run([*nbgrader, "autograde", assignment, "--force", "--create", *common], cwd=root, check=True,
-                   capture_output=True)
-    from nbgrader.api import Gradebook
-
+        outcome = api.autograde(assignment, student)
+        assert outcome["success"], outcome.get("error")
     with Gradebook(db) as gradebook:
         return {student: gradebook.find_submission(assignment, student).score for student in submissions}
