@@ -95,14 +95,21 @@ def test_usage_errors_are_one_line_and_exit_2(args, message):
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
-def test_nbgrader_autograde_agrees_with_clinic_grade_on_an_honest_partial_submission(corpus_run, tmp_path):
+def test_nbgrader_autograde_agrees_on_honest_submissions_and_is_fooled_where_clinic_grade_is_not(
+        corpus_run, tmp_path):
+    """Same scores for honest work; a notebook that patches the check helpers in its own kernel gets full
+    marks from nbgrader (tests run in that kernel) and zero from clinic grade (tests judged elsewhere)."""
     import nbformat
 
     from tests.exercise_tools import nbgrader_autograde
 
     expected, done, _, submissions, *_ = corpus_run
     ours = {result["student"]: result["score"] for result in json.loads(done.stdout)["results"]}
-    honest = {student: nbformat.read(str(submissions / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), 4)
-              for student in ("correct", "partially_correct", "empty")}
-    theirs = nbgrader_autograde(COURSE, ASSIGNMENT, honest, tmp_path)
-    assert theirs == {student: ours[student] for student in honest}
+    students = ("correct", "partially_correct", "empty", "cheat_patches_check_helpers")
+    notebooks = {student: nbformat.read(str(submissions / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), 4)
+                 for student in students}
+    theirs = nbgrader_autograde(COURSE, ASSIGNMENT, notebooks, tmp_path)
+    honest = students[:3]
+    assert {student: theirs[student] for student in honest} == {student: ours[student] for student in honest}
+    assert ours["cheat_patches_check_helpers"] == 0.0
+    assert theirs["cheat_patches_check_helpers"] == expected_score(COURSE, "full")
