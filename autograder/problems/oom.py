@@ -97,16 +97,19 @@ class PeakEstimate:
 
 # ----------------------------------------------------------------------------------- fits under a cap
 def cap_and_runs(seed: int) -> tuple[int, list[dict]]:
-    """A cap, and runs none of which is within ``AMBIGUITY`` of it."""
+    """A cap, and eight runs -- four that fit, four that do not -- none within ``AMBIGUITY`` of it."""
     rng = random.Random(seed + 1)
     cap = PUBLIC_CAP_BYTES if seed == 0 else int(2 ** rng.uniform(math.log2(8 * MiB), math.log2(256 * MiB)))
-    runs = []
-    while len(runs) < 8:
+    fitting, too_big = [], []
+    while len(fitting) < 4 or len(too_big) < 4:
         run = random_run(rng)
         run["batch_size"] = rng.choice([16, 64, 256, 1024, 2048])  # wide range: both sides of the cap
         estimate = expected(run)
-        if abs(estimate - cap) > AMBIGUITY * cap:
-            runs.append(run)
+        side = fitting if estimate <= cap else too_big
+        if abs(estimate - cap) > AMBIGUITY * cap and len(side) < 4:
+            side.append(run)
+    runs = fitting + too_big
+    rng.shuffle(runs)
     return cap, runs
 
 
