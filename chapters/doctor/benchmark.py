@@ -44,6 +44,7 @@ class Case:
     fault: str
     seed: int
     minimal: bool = False  # write only the course text's Level-3 keys (plus what the fault needs to be seen)
+    onset_at: int | None = None  # the step the fault starts (default: a third of the run; the oom: two thirds)
 
     @property
     def label(self) -> str | None:
@@ -51,7 +52,8 @@ class Case:
 
     @property
     def name(self) -> str:
-        return f"{self.family}-{self.fault}-s{self.seed}{'-min' if self.minimal else ''}"
+        onset = f"-at{self.onset_at}" if self.onset_at is not None else ""
+        return f"{self.family}-{self.fault}-s{self.seed}{onset}{'-min' if self.minimal else ''}"
 
 
 def all_cases(seeds=(0, 1, 2), gpt_seeds=(0,)) -> list[Case]:
@@ -153,7 +155,7 @@ def recipe(case: Case) -> dict:
                  log_every=5, eval_every=25)
     r.update(shuffle=True, lr_at=None, frozen=False, leak=False, keep_graphs=False, sleep_from=None, oom_at=None,
              empty_labels_at=None, unscaled_from=None)
-    third = r["steps"] // 3
+    third = case.onset_at or r["steps"] // 3
     if fault == "healthy_noisy":
         r.update(batch=4, log_every=1, eval_every=20, lr=r["lr"] / 2)
     elif fault == "healthy_converged":
@@ -191,7 +193,7 @@ def recipe(case: Case) -> dict:
     elif fault == "throughput_drop":
         r.update(sleep_from=third)
     elif fault == "oom":
-        r.update(oom_at=third * 2)
+        r.update(oom_at=case.onset_at or third * 2)
     # The step where the fault starts acting (0: from the first step), to measure detection delay.
     r["onset"] = next((v if isinstance(v, int) else v[0] for v in (r["lr_at"], r["empty_labels_at"],
                        r["unscaled_from"], r["sleep_from"], r["oom_at"]) if v), 0)

@@ -1,0 +1,273 @@
+"""Checks for ``08_checkpoints``: the course text's top-K checkpointer and safe loader, fixed.
+
+Property-style checks. Score sequences are drawn from the seed -- ties, NaN scores, both modes, a restart half
+way -- and the files the learner's checkpointer leaves on disk after every call are compared with the K best
+steps as the course's :class:`~chapters.checkpoints.keeper.TopKKeeper` ranks them. Checkpoint files for the
+loader are good, truncated, garbage, from another model, with NaN weights, or a pickle that runs code; the
+judge rebuilds the good ones to know which logits loading them must give.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import shutil
+from pathlib import Path
+
+import torch
+
+from autograder.checks import CheckFailed, register
+from chapters.checkpoints.keeper import TopKKeeper
+from chapters.checkpoints.verify import CheckpointError
+from chapters.core.model import GPT, GPTConfig
+
+# ------------------------------------------------------------------------------------------ top-K
+PUBLIC_SEQUENCES = {
+    # The course text's failure: K=2, a loss that improves every time.
+    "basic": {"k": 2, "mode": "min", "scores": [5.0, 4.0, 3.0, 2.0, 1.0, 1.5, 0.5], "restart_at": None},
+    # Accuracy (higher is better), a tie, a NaN, and a restart after the fourth score.
+    "full": {"k": 3, "mode": "max", "scores": [0.2, 0.5, 0.5, float("nan"), 0.4, 0.7, 0.5, 0.9, 0.1],
+             "restart_at": 4},
+}
+
+
+def score_sequence(seed: int, kind: str) -> dict:
+    if seed == 0:
+        return PUBLIC_SEQUENCES[kind]
+    rng = random.Random(seed)
+    full = kind == "full"
+    scores = []
+    for _ in range(rng.randint(8, 14)):
+        if full and rng.random() < 0.15:
+            scores.append(float("nan"))
+        else:
+            scores.append(round(rng.uniform(0.0, 3.0), 1 if rng.random() < 0.5 else 3))  # ties when rounded
+    return {"k": rng.randint(1, 4), "mode": rng.choice(["min", "max"]) if full else "min", "scores": scores,
+            "restart_at": rng.randint(2, len(scores) - 2) if full else None}
+
+
+def metric_name(mode: str) -> str:
+    return "val_loss" if mode == "min" else "val_accuracy"
+
+
+def steps_on_disk(directory: Path) -> list[int]:
+    """The step stored in every ``.pt`` file the checkpointer left (read from the contents, not the name)."""
+    steps = []
+    for path in sorted(directory.glob("*.pt")):
+        try:
+            steps.append(int(torch.load(path, map_location="cpu", weights_only=True)["step"]))
+        except Exception as err:  # noqa: BLE001 -- any unreadable file is the learner's bug, reported as such
+            steps.append(f"{path.name} unreadable ({type(err).__name__})")
+    return sorted(steps, key=lambda item: (isinstance(item, str), str(item).zfill(12)))
+
+
+def reference_kept(sequence: dict) -> list[list[int]]:
+    """After each score, the steps of the K best so far (ties to the older, NaN never), as TopKKeeper ranks."""
+    keeper = TopKKeeper(sequence["k"], metric_name(sequence["mode"]), sequence["mode"])
+    kept = []
+    for step, value in enumerate(sequence["scores"], 1):
+        keeper.add(step, "", 0)
+        keeper.rank(step, value)
+        kept.append(sorted(entry.step for entry in keeper.best()[: sequence["k"]]))
+    return kept
+
+
+class TopK:
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def collect(self, seed, checkpointer_class):
+        sequence = score_sequence(seed, self.kind)
+        directory = Path.cwd() / f"topk-check-{self.kind}-{seed}"
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir()
+        name = metric_name(sequence["mode"])
+        observed = []
+        try:
+            checkpointer = checkpointer_class(str(directory), k=sequence["k"], metric_name=name,
+                                              mode=sequence["mode"])
+            for step, value in enumerate(sequence["scores"], 1):
+                if step == sequence["restart_at"]:  # the run is killed and resumed: a fresh object, same directory
+                    checkpointer = checkpointer_class(str(directory), k=sequence["k"], metric_name=name,
+                                                      mode=sequence["mode"])
+                state = {"step": step, "weights": torch.full((3,), float(step))}
+                checkpointer.maybe_save(state, {"step": step, name: value})
+                observed.append(steps_on_disk(directory))
+        except NotImplementedError:
+            raise
+        except Exception as err:  # noqa: BLE001 -- a crash is a verdict, reported with what was seen so far
+            return {"kept": observed, "error": f"{type(err).__name__}: {err}"[:300]}
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        return {"kept": observed, "error": None}
+
+    def judge(self, seed, observation):
+        sequence = score_sequence(seed, self.kind)
+        expected = reference_kept(sequence)
+        setting = (f"k={sequence['k']}, mode={sequence['mode']!r}, scores "
+                   f"{[round(s, 3) for s in sequence['scores']]}"
+                   + (f", restarted before step {sequence['restart_at']}" if sequence["restart_at"] else ""))
+        kept = observation["kept"]
+        if observation["error"] is not None:
+            raise CheckFailed(f"{setting}: maybe_save raised {observation['error']} at step {len(kept) + 1}")
+        for step, (got, want) in enumerate(zip(kept, expected), 1):
+            if got != want:
+                raise CheckFailed(f"{setting}: after step {step} the checkpoints on disk hold steps {got}, the "
+                                  f"{sequence['k']} best so far are steps {want}")
+        if len(kept) != len(expected):
+            raise CheckFailed(f"{setting}: observed {len(kept)} saves, expected {len(expected)}")
+
+
+TOPK_HINT = ("name files by step (not by how many are kept), delete only what falls out of the K best, fix the "
+             "report line, and store the ranking next to the files so a restarted run can read it back")
+register("08_checkpoints.topk", hint=TOPK_HINT)(TopK("basic"))
+register("08_checkpoints.topk_hidden", hint=TOPK_HINT, hidden=True)(TopK("basic"))
+PROPERTY_HINT = "ties keep the older checkpoint, NaN scores are never kept, mode='max' keeps the largest"
+register("08_checkpoints.topk_properties", hint=PROPERTY_HINT)(TopK("full"))
+register("08_checkpoints.topk_properties_hidden", hint=PROPERTY_HINT, hidden=True)(TopK("full"))
+
+
+# ------------------------------------------------------------------------------------------ loading
+class RunsCode:
+    """A pickle that calls ``os.mkdir(name)`` when unpickled: what a malicious checkpoint does (harmlessly)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __reduce__(self):
+        return (os.mkdir, (self.name,))
+
+
+BAD_KINDS = ("truncated", "garbage", "extra_layer", "missing_keys", "wrong_width", "nan_weights", "runs_code",
+             "no_model_key")
+PUBLIC_CASES = ["good", "truncated", "extra_layer", "runs_code", "good"]
+
+
+def loader_setting(seed: int) -> tuple[GPTConfig, list[str]]:
+    rng = random.Random(seed)
+    if seed == 0:
+        return GPTConfig(vocab_size=33, block_size=32, n_layer=2, n_head=2, n_embd=16), PUBLIC_CASES
+    config = GPTConfig(vocab_size=rng.choice([20, 33, 65, 97]), block_size=rng.choice([16, 32]),
+                       n_layer=rng.randint(1, 2), n_head=2, n_embd=rng.choice([8, 16, 24]))
+    cases = ["good", "good"] + rng.sample(BAD_KINDS, 5)
+    rng.shuffle(cases)
+    return config, cases
+
+
+def seeded_state(config: GPTConfig, seed: int) -> dict:
+    torch.manual_seed(seed)
+    return GPT(config).state_dict()
+
+
+def case_bytes(config: GPTConfig, kind: str, seed: int, index: int, directory: Path) -> bytes:
+    """The file of case ``index``; written to ``directory`` first, read back as bytes."""
+    rng = random.Random(seed * 1000 + index)
+    path = directory / f"case-{index}.pt"
+    good = seeded_state(config, seed * 1000 + index)
+    if kind in ("good", "truncated"):
+        torch.save({"model": good}, path)
+        if kind == "truncated":
+            data = path.read_bytes()
+            path.write_bytes(data[: int(len(data) * rng.uniform(0.2, 0.9))])
+    elif kind == "garbage":
+        path.write_bytes(rng.randbytes(rng.randint(10, 4000)))
+    elif kind == "extra_layer":
+        torch.save({"model": seeded_state(GPTConfig(**{**vars(config), "n_layer": config.n_layer + 1}), 1)}, path)
+    elif kind == "missing_keys":
+        dropped = rng.sample(sorted(good), 2)
+        torch.save({"model": {k: v for k, v in good.items() if k not in dropped}}, path)
+    elif kind == "wrong_width":
+        torch.save({"model": seeded_state(GPTConfig(**{**vars(config), "n_embd": config.n_embd + 8}), 1)}, path)
+    elif kind == "nan_weights":
+        good["norm_final.weight"][rng.randrange(config.n_embd)] = float("nan")
+        torch.save({"model": good}, path)
+    elif kind == "runs_code":
+        torch.save({"model": RunsCode(f"code-ran-{seed}-{index}")}, path)
+    elif kind == "no_model_key":
+        torch.save({"weights": good}, path)
+    return path.read_bytes()
+
+
+def probe_ids(config: GPTConfig) -> torch.Tensor:
+    return torch.arange(min(12, config.block_size)).remainder(config.vocab_size).unsqueeze(0)
+
+
+@torch.no_grad()
+def fingerprint(model: GPT, config: GPTConfig) -> float:
+    model.eval()
+    return float(model(probe_ids(config))["logits"].double().sum())
+
+
+class SafeLoad:
+    @staticmethod
+    def collect(seed, safe_load):
+        config, cases = loader_setting(seed)
+        directory = Path.cwd() / f"safe-load-check-{seed}"
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir()
+        results = []
+        try:
+            for index, kind in enumerate(cases):
+                case_bytes(config, kind, seed, index, directory)
+                torch.manual_seed(999)
+                model = GPT(config)
+                marker = Path(f"code-ran-{seed}-{index}")
+                outcome = {"code_ran": False}
+                try:
+                    logits = safe_load(model, str(directory / f"case-{index}.pt"))
+                    outcome["result"] = "loaded"
+                    outcome["logits_ok"] = bool(isinstance(logits, torch.Tensor)
+                                                and tuple(logits.shape[-1:]) == (config.vocab_size,)
+                                                and torch.isfinite(logits).all())
+                    outcome["fingerprint"] = fingerprint(model, config)
+                except NotImplementedError:
+                    raise
+                except CheckpointError as err:
+                    outcome["result"] = "refused"
+                    outcome["message"] = str(err)[:200]
+                except Exception as err:  # noqa: BLE001 -- the wrong kind of failure, reported
+                    outcome["result"] = f"raised {type(err).__name__}: {str(err)[:150]}"
+                if marker.exists():
+                    outcome["code_ran"] = True
+                    marker.rmdir()
+                results.append(outcome)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        return results
+
+    @staticmethod
+    def judge(seed, observation):
+        import tempfile
+
+        config, cases = loader_setting(seed)
+        if len(observation) != len(cases):
+            raise CheckFailed(f"expected {len(cases)} results, got {len(observation)}")
+        with tempfile.TemporaryDirectory() as scratch:
+            for index, (kind, got) in enumerate(zip(cases, observation)):
+                what = f"case {index} ({kind.replace('_', ' ')} checkpoint, vocab {config.vocab_size})"
+                if got["code_ran"]:
+                    raise CheckFailed(f"{what}: loading it ran code hidden in the file -- unpickle with "
+                                      "weights_only=True")
+                if kind != "good":
+                    if got["result"] != "refused":
+                        raise CheckFailed(f"{what}: expected CheckpointError, got: {got['result']}")
+                    continue
+                if got["result"] != "loaded":
+                    raise CheckFailed(f"{what}: a good checkpoint must load, got: {got['result']}"
+                                      f"{' ' + got.get('message', '') if got['result'] == 'refused' else ''}")
+                if not got["logits_ok"]:
+                    raise CheckFailed(f"{what}: safe_load must return the probe's finite logits "
+                                      f"[..., {config.vocab_size}]")
+                case_bytes(config, kind, seed, index, Path(scratch))
+                model = GPT(config)
+                model.load_state_dict(torch.load(Path(scratch) / f"case-{index}.pt", weights_only=True)["model"])
+                want = fingerprint(model, config)
+                if not math.isclose(got["fingerprint"], want, rel_tol=1e-5, abs_tol=1e-4):
+                    raise CheckFailed(f"{what}: after safe_load the model does not hold the checkpoint's weights")
+
+
+LOAD_HINT = ("torch.load(..., weights_only=True); strict keys; probe with ids below config.vocab_size; any "
+             "failure becomes CheckpointError naming the file")
+register("08_checkpoints.safe_load", hint=LOAD_HINT)(SafeLoad)
+register("08_checkpoints.safe_load_hidden", hint=LOAD_HINT, hidden=True)(SafeLoad)
