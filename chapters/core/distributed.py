@@ -137,9 +137,14 @@ def total(value: float, ranks: Ranks, device: torch.device) -> float:
     return _reduce(value, dist.ReduceOp.SUM, ranks, device)
 
 
-def spread(value: float, ranks: Ranks, device: torch.device) -> tuple[float, float]:
-    """(smallest, largest) over all ranks: a straggler is a maximum far above the minimum."""
-    return _reduce(value, dist.ReduceOp.MIN, ranks, device), _reduce(value, dist.ReduceOp.MAX, ranks, device)
+def per_rank(value: float, ranks: Ranks, device: torch.device) -> list[float]:
+    """Every rank's ``value``, in rank order (an all-gather): who is slowest, not only how slow."""
+    if not ranks.distributed:
+        return [value]
+    mine = torch.tensor([value], dtype=torch.float64, device=device)
+    everyone = [torch.empty_like(mine) for _ in range(ranks.world_size)]
+    dist.all_gather(everyone, mine)
+    return [tensor.item() for tensor in everyone]
 
 
 def any_rank(flag: bool, ranks: Ranks, device: torch.device) -> bool:
@@ -171,7 +176,7 @@ def _reduce(value: float, op, ranks: Ranks, device: torch.device) -> float:
     if not ranks.distributed:
         return value
     # NCCL only moves GPU tensors, so the number travels on this rank's device.
-    tensor = torch.tensor([value], dtype=torch.float64 if device.type == "cpu" else torch.float32, device=device)
+    tensor = torch.tensor([value], dtype=torch.float64, device=device)
     dist.all_reduce(tensor, op=op)
     return tensor.item()
 

@@ -253,9 +253,10 @@ class Trainer:
             "grad_norm": self.grad_norm.item(),
             "tokens_per_sec": distributed.total(self._tokens / elapsed, self.ranks, self.device),
         }
-        if self._work_clock:  # several ranks: the fastest and slowest rank's time to reach the all-reduce
-            record["step_time_min"], record["step_time_max"] = distributed.spread(
-                self._work_clock.seconds_per_step(), self.ranks, self.device)
+        if self._work_clock:  # several ranks: how long each took to reach the all-reduce, and the slowest
+            seconds = distributed.per_rank(self._work_clock.seconds_per_step(), self.ranks, self.device)
+            record["step_time_min"], record["step_time_max"] = min(seconds), max(seconds)
+            record["step_time_slowest_rank"] = seconds.index(max(seconds))
         self._reset_window()
         return record
 
