@@ -13,7 +13,8 @@ its gradients to the all-reduce before any rank can take the optimizer step, so 
 their own step times stay short, but their wall clock runs at the straggler's speed. Real stragglers: a
 node whose data loader reads from a slow disk or runs out of workers, a throttled or shared GPU, another
 job on the same machine, one rank doing extra work (rank 0 writing big logs or checkpoints in the loop).
-Here rank 1 sleeps ``DELAY_S`` before each batch from step ``SLOW_FROM``: a data loader that stalls.
+Here rank 1's data loader starts to stall at step ``SLOW_FROM``: before each batch it waits twice as long
+as a whole step used to take.
 
 Fix: find the slow rank -- ``step_time_slowest_rank`` names it -- and remove the cause there (here: no
 stall); then look at that node's data loading, clocks and neighbours. Moving it out of the job is the
@@ -39,10 +40,10 @@ ID = "straggler"
 LABEL = "throughput_drop"
 EXPECT_SYMPTOM = True
 PROCESSES = 2
-STEPS = 60
-SLOW_FROM = 30  # the straggler appears half-way: the doctor compares speed with the run's own start
+STEPS = 40
+SLOW_FROM = 20  # the straggler appears half-way: the doctor compares speed with the run's own start
 SLOW_RANK = 1
-DELAY_S = 0.3  # longer than a whole tiny-preset step on a CPU, so the drop is far outside the noise
+STALL = 2.0  # the stall per batch, in steps: speed falls to about a third, far below the doctor's half
 
 
 def skip_reason(options: Options) -> str | None:
@@ -52,19 +53,33 @@ def skip_reason(options: Options) -> str | None:
     return None
 
 
-def stall_on_one_rank(batch: dict, step: int) -> dict:
-    """The bug: from step ``SLOW_FROM`` on, rank ``SLOW_RANK`` takes ``DELAY_S`` longer to produce each batch."""
-    if step >= SLOW_FROM and distributed.from_environment().rank == SLOW_RANK:
-        time.sleep(DELAY_S)
-    return batch
+class StallingLoader:
+    """The bug, as a batch transform: from step ``SLOW_FROM`` on, rank ``SLOW_RANK`` waits ``STALL`` times
+    the length of its average step so far before each batch. Measured, not a fixed delay, so the
+    slowdown is the same on a fast machine and on a busy one."""
+
+    def __init__(self):
+        self.started: float | None = None
+        self.stall_s: float | None = None
+
+    def __call__(self, batch: dict, step: int) -> dict:
+        if distributed.from_environment().rank != SLOW_RANK:
+            return batch
+        if self.started is None:
+            self.started = time.perf_counter()
+        if step >= SLOW_FROM:
+            if self.stall_s is None:
+                self.stall_s = STALL * (time.perf_counter() - self.started) / SLOW_FROM
+            time.sleep(self.stall_s)
+        return batch
 
 
 def broken(options: Options) -> RunPlan:
-    return dataclasses.replace(fixed(options), batch_transform=stall_on_one_rank)
+    return dataclasses.replace(fixed(options), batch_transform=StallingLoader())
 
 
 def fixed(options: Options) -> RunPlan:
-    plan = tiny_plan(options, steps=STEPS, log_every=3, eval_every=STEPS)
+    plan = tiny_plan(options, steps=STEPS, log_every=2, eval_every=STEPS)
     return dataclasses.replace(plan, processes=PROCESSES)
 
 
