@@ -166,3 +166,15 @@ def test_survivor_exits_with_a_clear_error_when_a_rank_dies_or_hangs(tmp_path, h
                 rank.kill()  # SIGKILL also ends a stopped process
             rank.communicate()
 
+
+
+def test_fsdp_on_cpu_stores_half_the_parameters_per_rank_and_trains_the_same():
+    command = ["-m", "chapters.memory.fsdp_cpu"]
+    sharded = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                              *command], capture_output=True, text=True, env=CHILD_ENV, timeout=240)
+    single = subprocess.run([sys.executable, *command], capture_output=True, text=True, env=CHILD_ENV, timeout=240)
+    assert sharded.returncode == 0 and single.returncode == 0, sharded.stderr[-3000:] + single.stderr
+    [two], [one] = [[json.loads(line) for line in r.stdout.splitlines()] for r in (sharded, single)]  # rank 0 only
+    assert one["stored_parameters"] == one["parameters"]
+    assert one["parameters"] / 2 <= two["stored_parameters"] < 0.51 * one["parameters"]  # half, plus padding
+    assert two["loss"] == pytest.approx(one["loss"], abs=LOSS_TOLERANCE)
