@@ -73,8 +73,8 @@ def setup(device: torch.device, timeout_s: float = DEFAULT_TIMEOUT_S) -> Ranks:
     """Join the job's process group when the environment says there is one (idempotent).
 
     The backend follows the device: NCCL moves CUDA tensors between GPUs directly, gloo moves CPU
-    tensors over TCP. The timeout bounds every collective: gloo fails the call after it; NCCL (with
-    torch's default async error handling) aborts the communicator, which ends the process.
+    tensors over TCP. The timeout bounds every collective: gloo fails the call after it; for NCCL a
+    watchdog thread tears the process down (``TORCH_NCCL_ASYNC_ERROR_HANDLING``, on by default).
     """
     ranks = from_environment()
     if ranks.distributed and not dist.is_initialized():
