@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from pathlib import Path
 
 
@@ -41,7 +42,7 @@ def writable_dir(text: str) -> Path:
     path = Path(text)
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".clinic-write-test"
+        probe = path / f".clinic-write-test-{os.getpid()}"  # per process: torchrun's ranks all probe at once
         probe.write_text("")
         probe.unlink()
     except OSError as err:

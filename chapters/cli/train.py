@@ -10,6 +10,7 @@ from chapters.checkpoints.checkpointer import Checkpointer, resume
 from chapters.checkpoints.keeper import CheckpointIndexError, read_index
 from chapters.checkpoints.verify import CheckpointError
 from chapters.cli.args import doctor_labels, log_levels, non_negative_int, positive_float, positive_int, writable_dir
+from chapters.core import distributed
 from chapters.core.callbacks import History
 from chapters.core.data import DataError, markov_corpus, text_corpus
 from chapters.core.devices import DeviceError, resolve_device
@@ -17,6 +18,7 @@ from chapters.core.model import PRESETS
 from chapters.core.progress import ProgressBar
 from chapters.core.run import DEFAULT_SEQ_LEN, build_trainer, preset_config
 from chapters.core.trainer import PRECISIONS
+from chapters.logging_levels.level0_print import PrintLogger
 from chapters.monitoring import DEFAULT_LEVELS, monitoring_callbacks
 
 
@@ -46,6 +48,10 @@ def add_parser(verbs) -> None:
     parser.add_argument("--save-every", type=positive_int, help="steps between checkpoints (default: --eval-every)")
     parser.add_argument("--top-k", type=non_negative_int, default=3, help="best checkpoints to keep (default 3)")
     parser.add_argument("--resume", action="store_true", help="continue from the newest good checkpoint in --ckpt-dir")
+    parser.add_argument("--log-all-ranks", action="store_true",
+                        help="under torchrun, every rank prints its records (Level 0): the multi-process mess, on purpose")
+    parser.add_argument("--dist-timeout", type=positive_float, default=distributed.DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                        help="under torchrun, fail a collective that waits longer than this for another rank (default 120)")
     parser.set_defaults(run=run)
 
 
@@ -53,25 +59,52 @@ def run(args) -> int:
     from chapters.cli import UsageError
 
     try:
-        resolve_device(args.device)
+        device = resolve_device(args.device)
         corpus = (text_corpus(args.text, PRESETS[args.preset].block_size, args.text_sha256) if args.text
                   else markov_corpus(DEFAULT_SEQ_LEN[args.preset]))
     except (DeviceError, DataError) as err:
         raise UsageError(err) from None
+    try:
+        ranks = distributed.setup(device, args.dist_timeout)  # a no-op without torchrun
+    except (ValueError, RuntimeError) as err:
+        raise UsageError(f"cannot join the torchrun process group: {err}") from None
+    try:
+        return train(args, corpus, ranks)
+    except UsageError:
+        raise
+    except Exception as err:
+        if not ranks.distributed:
+            raise
+        # A rank that crashed or froze surfaces here as a failed collective; say so instead of a traceback.
+        print(f"clinic train: rank {ranks.rank}: {distributed.describe_failure(err, args.dist_timeout)}",
+              file=sys.stderr)
+        return 1
+    finally:
+        distributed.teardown()
+
+
+def train(args, corpus, ranks: distributed.Ranks) -> int:
+    from chapters.cli import UsageError
+
     chosen = {"steps": args.steps, "lr": args.lr, "batch_size": args.batch_size, "warmup_steps": args.warmup_steps,
               "eval_every": args.eval_every, "log_every": args.log_every}
     config = preset_config(
         args.preset, **{k: v for k, v in chosen.items() if v is not None}, grad_accum_steps=args.grad_accum,
         seed=args.seed, device=args.device, precision=args.precision, shuffle=not args.no_shuffle,
     )
-    if config.batch_size > len(corpus.train):
-        raise UsageError(f"--batch-size {config.batch_size} exceeds the {len(corpus.train)} training examples")
+    if config.batch_size * ranks.world_size > len(corpus.train):
+        processes = f" x {ranks.world_size} processes" if ranks.distributed else ""
+        raise UsageError(f"--batch-size {config.batch_size}{processes} exceeds the {len(corpus.train)} training examples")
     out = args.out or writable_dir(f"runs/{args.preset}")
 
     history = History()
     # Metrics first, so History and the writers see every key. Level 0 prints, which would break the bar.
-    callbacks = [*monitoring_callbacks(out, args.log_level, console=not args.quiet), history,
-                 ProgressBar(disable=args.quiet or 0 in args.log_level)]
+    levels = tuple(sorted({*args.log_level, 0})) if args.log_all_ranks else args.log_level
+    callbacks = [*monitoring_callbacks(out, levels, console=not args.quiet), history,
+                 ProgressBar(disable=args.quiet or 0 in levels)]
+    for callback in callbacks:
+        if args.log_all_ranks and isinstance(callback, PrintLogger):
+            callback.all_ranks = True  # the others stay on rank 0: several writers would mangle one file
     if args.stop_on:
         from chapters.doctor.live import DoctorCallback
 
@@ -83,13 +116,17 @@ def run(args) -> int:
     trainer = build_trainer(args.preset, config, callbacks, corpus=corpus)
     if args.resume:
         try:
-            resume(trainer, args.ckpt_dir)
+            resume(trainer, args.ckpt_dir, report=print if ranks.is_main else lambda line: None)
         except CheckpointError as err:
             print(f"clinic train: {err}", file=sys.stderr)
             return 1
-    (out / "config.json").write_text(json.dumps({"preset": args.preset, "corpus": corpus.name,
-                                                 **dataclasses.asdict(config)}, indent=2) + "\n")
+        distributed.barrier(ranks)  # every rank has read the checkpoint before rank 0 tidies the folder
+    if ranks.is_main:
+        (out / "config.json").write_text(json.dumps({"preset": args.preset, "corpus": corpus.name,
+                                                     **dataclasses.asdict(config)}, indent=2) + "\n")
     status = trainer.fit()
+    if not ranks.is_main:
+        return 0 if status in ("completed", "stopped") else 1
     summary = {
         "status": status,
         "steps": trainer.step,

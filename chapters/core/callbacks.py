@@ -22,7 +22,15 @@ MetricRecord = dict  # str -> int | float; see docs/jsonl-contract.md for the ke
 
 
 class Callback:
-    """Override the hooks you need; each default does nothing."""
+    """Override the hooks you need; each default does nothing.
+
+    In multi-process training (``torchrun``) the trainer calls callbacks on rank 0 only: one process
+    writes the logs, the event file and the checkpoints, from metrics already combined over every rank.
+    A callback that must run in every process (the Level-0 lesson's printing from every rank, on
+    purpose) sets ``all_ranks = True``.
+    """
+
+    all_ranks: bool = False
 
     def on_run_start(self, trainer: Trainer) -> None:
         """Model, optimizer and data are ready; no step has run."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, SequentialSampler
+from torch.utils.data import BatchSampler, DataLoader, Dataset, DistributedSampler, RandomSampler, SequentialSampler
 
 from chapters.core import corpus
 
@@ -96,16 +96,26 @@ class Corpus:
     loss_floor: float | None  # best achievable val loss in nats/token, when the source is known
 
 
-def make_loader(dataset: LineDataset, batch_size: int, shuffle: bool, seed: int, epoch: int = 0) -> DataLoader:
+def make_loader(dataset: LineDataset, batch_size: int, shuffle: bool, seed: int, epoch: int = 0,
+                rank: int = 0, world_size: int = 1) -> DataLoader:
     """One epoch of batches. ``shuffle`` is explicit: there is no silent default to forget.
 
     The order depends only on ``(seed, epoch)`` -- the same recipe as ``DistributedSampler`` -- so a run
     resumed in the middle of epoch 3 can rebuild epoch 3's order and skip the batches it already saw.
     Incomplete last batches are dropped so every step sees exactly ``batch_size`` examples.
+
+    With ``world_size`` ranks (multi-process training) rank ``r`` takes every ``world_size``-th example of
+    that same order, starting at ``r``: ``DistributedSampler`` with ``set_epoch``. The ranks' ``k``-th
+    batches together are then exactly the ``k``-th batch of a single process with ``world_size`` times
+    the batch size -- the same global batch, shared out.
     """
-    if batch_size > len(dataset):
-        raise DataError(f"batch size {batch_size} is larger than the dataset ({len(dataset)} examples)")
-    if shuffle:
+    if batch_size * world_size > len(dataset):
+        processes = f" x {world_size} processes" if world_size > 1 else ""
+        raise DataError(f"batch size {batch_size}{processes} is larger than the dataset ({len(dataset)} examples)")
+    if world_size > 1:
+        order = DistributedSampler(dataset, world_size, rank, shuffle, seed=seed * 100_003, drop_last=True)
+        order.set_epoch(epoch)  # without it every epoch repeats the first epoch's order
+    elif shuffle:
         generator = torch.Generator().manual_seed(seed * 100_003 + epoch)
         order = RandomSampler(dataset, generator=generator)
     else:

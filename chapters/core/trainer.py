@@ -10,6 +10,11 @@ Two habits keep it fast on a GPU, where kernels run asynchronously behind the Py
   ``.item()`` -- which waits for the GPU -- only every ``log_every`` steps;
 * throughput is measured over the whole logging window, after one synchronisation, instead of timing each
   step (a per-step timer on a GPU measures how fast Python *queues* work, not how fast it runs).
+
+Under ``torchrun`` the same loop trains with several processes (DistributedDataParallel): each rank reads
+its shard of every batch, gradients are averaged in ``backward``, the logged metrics are global, and only
+rank 0 runs the callbacks. The few lines this needs call :mod:`chapters.core.distributed`, which explains
+each of them; with one process they change nothing.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from chapters.core import distributed
 from chapters.core.callbacks import Callback, MetricRecord
 from chapters.core.data import Corpus, make_loader
 from chapters.core.devices import is_out_of_memory, resolve_device, resolve_precision
@@ -108,10 +114,14 @@ class Trainer:
         self.batch_transform = batch_transform
         self.config = config
         self.corpus = corpus
-        self.device = resolve_device(config.device)
+        device = resolve_device(config.device)
+        self.ranks = distributed.setup(device)  # who this process is under torchrun; Ranks() without it
+        self.device = distributed.rank_device(device, self.ranks)
         self.precision = resolve_precision(config.precision, self.device)
         self.model = model.to(self.device)
-        self.callbacks = list(callbacks or [])
+        self.train_model = distributed.wrap_model(self.model, self.device, self.ranks)  # what the loop calls
+        # One writer: with several processes, callbacks (loggers, checkpoints, the doctor) run on rank 0 only.
+        self.callbacks = [c for c in callbacks or [] if self.ranks.is_main or c.all_ranks]
         self.optimizer = torch.optim.AdamW(
             parameter_groups(model, config.weight_decay), lr=config.lr, betas=(0.9, 0.95),
             # The fused CUDA kernel updates all parameters in one launch; on CPU the default is right.
@@ -126,13 +136,15 @@ class Trainer:
         self.step = 0  # optimizer steps completed
         self.epoch = 0
         self.batches_into_epoch = 0  # micro-batches already drawn from the current epoch
-        self.steps_per_epoch = len(corpus.train) // config.batch_size // config.grad_accum_steps
+        examples_per_rank = len(corpus.train) // self.ranks.world_size
+        self.steps_per_epoch = examples_per_rank // config.batch_size // config.grad_accum_steps
         self.error: str | None = None  # why the run failed, when it did
         self.should_stop = False  # set by callbacks (early stopping, the doctor's --stop-on)
         self.last_loss: torch.Tensor | None = None  # this step's loss, on the device
         self.grad_norm: torch.Tensor | None = None  # this step's total norm before clipping, on the device
         self.lr: float | None = None  # the learning rate this step used
         self._batches = iter(())
+        self._work_clock = distributed.WorkClock(self.device) if self.ranks.distributed else None
         self._reset_window()
 
     # ----------------------------------------------------------------------------------------- the loop
@@ -144,10 +156,14 @@ class Trainer:
             while self.step < self.config.steps and not self.should_stop:
                 self.train_step()
                 self._emit("on_step_end")
-                if self.step % self.config.log_every == 0 or self.step == self.config.steps:
+                logging_step = self.step % self.config.log_every == 0 or self.step == self.config.steps
+                eval_step = self.step % self.config.eval_every == 0 or self.step == self.config.steps
+                if logging_step:
                     self._emit("on_log", self.log_record())
-                if self.step % self.config.eval_every == 0 or self.step == self.config.steps:
+                if eval_step:
                     self.evaluate()
+                if logging_step or eval_step:  # where stopping callbacks decide; all ranks stop together
+                    self.should_stop = distributed.any_rank(self.should_stop, self.ranks, self.device)
             status = "stopped" if self.should_stop else "completed"
         except Exception as err:
             # Record what went wrong so the loggers' run_end can say it, then let it propagate.
@@ -165,13 +181,17 @@ class Trainer:
         self.model.train()
         accum = self.config.grad_accum_steps
         self.step_batches = []  # this step's micro-batches, for callbacks that must see the data (forensics)
-        for _ in range(accum):
+        for micro_step in range(accum):
             batch = self._next_usable_batch()
             self.step_batches.append(batch)
-            with self._autocast():
-                loss = self.model(batch["input_ids"], labels=batch["labels"])["loss"]
-            # Dividing by `accum` makes the summed gradients equal those of one big batch.
-            self.scaler.scale(loss / accum).backward()
+            last = micro_step == accum - 1
+            with distributed.gradient_sync(self.train_model, sync=last):  # all-reduce on the last one only
+                with self._autocast():
+                    loss = self.train_model(batch["input_ids"], labels=batch["labels"])["loss"]
+                if last and self._work_clock:
+                    self._work_clock.stop()  # this rank reached the gradient all-reduce
+                # Dividing by `accum` makes the summed gradients equal those of one big batch.
+                self.scaler.scale(loss / accum).backward()
             self._loss_sum += loss.detach() / accum
             self._tokens += batch["input_ids"].numel()
         self.scaler.unscale_(self.optimizer)  # clip and measure true gradients, not scaled ones
@@ -186,6 +206,8 @@ class Trainer:
         self.last_loss = loss.detach()
         self.step += 1
         self._window_steps += 1
+        if self._work_clock:
+            self._work_clock.start()
 
     @torch.no_grad()
     def evaluate(self) -> MetricRecord:
@@ -198,8 +220,9 @@ class Trainer:
             torch.cuda.synchronize()  # finish the queued training work, so it is not timed as evaluation
         eval_start = time.perf_counter()
         self.model.eval()
-        loader = make_loader(self.corpus.val, min(self.config.batch_size, len(self.corpus.val)),
-                             shuffle=True, seed=0)
+        world_size = self.ranks.world_size  # several ranks: each evaluates its shard of every batch
+        loader = make_loader(self.corpus.val, min(self.config.batch_size, len(self.corpus.val) // world_size),
+                             shuffle=True, seed=0, rank=self.ranks.rank, world_size=world_size)
         losses = []
         for index, batch in enumerate(loader):
             if index == self.config.eval_batches:
@@ -207,8 +230,10 @@ class Trainer:
             with self._autocast():
                 losses.append(self.model(**self._to_device(batch))["loss"])
         record = {"step": self.step, "epoch": self.epoch, "timestamp": time.time(),
-                  "val_loss": torch.stack(losses).mean().item()}
+                  "val_loss": distributed.average(torch.stack(losses).mean(), self.ranks).item()}
         self._window_start += time.perf_counter() - eval_start  # evaluating is not training: keep it out of tokens/sec
+        if self._work_clock:
+            self._work_clock.start()
         self._emit("on_eval_end", record)
         return record
 
@@ -217,15 +242,21 @@ class Trainer:
         if self.device.type == "cuda":
             torch.cuda.synchronize()  # once per window, so the clock below measures finished work
         elapsed = time.perf_counter() - self._window_start
+        # Global numbers: the mean loss over every rank's shard, the job's total speed. The gradient norm
+        # needs nothing: DDP already averaged the gradients, so every rank measured the same norm.
         record = {
             "step": self.step,
             "epoch": self.epoch,
             "timestamp": time.time(),
-            "train_loss": (self._loss_sum / self._window_steps).item(),
+            "train_loss": distributed.average(self._loss_sum / self._window_steps, self.ranks).item(),
             "lr": self.lr,
             "grad_norm": self.grad_norm.item(),
-            "tokens_per_sec": self._tokens / elapsed,
+            "tokens_per_sec": distributed.total(self._tokens / elapsed, self.ranks, self.device),
         }
+        if self._work_clock:  # several ranks: how long each took to reach the all-reduce, and the slowest
+            seconds = distributed.per_rank(self._work_clock.seconds_per_step(), self.ranks, self.device)
+            record["step_time_min"], record["step_time_max"] = min(seconds), max(seconds)
+            record["step_time_slowest_rank"] = seconds.index(max(seconds))
         self._reset_window()
         return record
 
@@ -297,7 +328,7 @@ class Trainer:
 
     def _epoch_loader(self):
         return make_loader(self.corpus.train, self.config.batch_size, self.config.shuffle,
-                           self.config.seed, self.epoch)
+                           self.config.seed, self.epoch, self.ranks.rank, self.ranks.world_size)
 
     def _to_device(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         return {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}

@@ -16,6 +16,7 @@ from chapters.scenarios import (
     oom,
     oscillation,
     overfit,
+    straggler,
 )
 
 SCENARIOS = {
@@ -31,6 +32,7 @@ SCENARIOS = {
         label_shift,
         causal_mask,
         memory_leak,
+        straggler,
         healthy,
     )
 }

@@ -56,6 +56,7 @@ class RunPlan:
     extra_callbacks: Callable[[Path], list[Callback]] | None = None  # (run_dir) -> fresh callbacks per run
     memory_cap_gb: float | None = None  # run under this memory limit (the oom scenario)
     isolated: bool = False  # run in a child process: a crash there (OOM, CUDA assert) cannot hurt ours
+    processes: int = 1  # ranks of a data-parallel run, started like torchrun starts them (the straggler)
 
     def __post_init__(self):
         self.isolated = self.isolated or self.memory_cap_gb is not None

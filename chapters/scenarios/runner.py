@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import resource
 import shutil
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 import psutil
 import torch
 
+from chapters.core import distributed
 from chapters.scenarios import SCENARIOS
 from chapters.scenarios.base import Options, RunPlan, RunResult, execute, read_result
 
@@ -53,7 +55,9 @@ def run_variant(scenario_id: str, variant: str, options: Options, run_dir: Path)
     run_dir.mkdir(parents=True)
     plan = plan_for(scenario_id, variant, options)
     start = time.perf_counter()
-    if plan.isolated:
+    if plan.processes > 1:
+        run_ranks(scenario_id, variant, options, run_dir, plan.processes)
+    elif plan.isolated:
         run_isolated(scenario_id, variant, options, run_dir)
     else:
         try:
@@ -69,6 +73,29 @@ def run_isolated(scenario_id: str, variant: str, options: Options, run_dir: Path
         target=_child_main, args=(scenario_id, variant, options, str(run_dir)), daemon=True)
     child.start()
     child.join()
+
+
+def run_ranks(scenario_id: str, variant: str, options: Options, run_dir: Path, processes: int) -> None:
+    """Run as ``processes`` ranks on this machine with the launcher behind the ``torchrun`` command
+    (``torchrun --standalone --nproc_per_node=N``), and wait for all of them."""
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.launcher.api import LaunchConfig, elastic_launch
+
+    config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=processes, run_id=f"{scenario_id}-{variant}",
+                          rdzv_backend="c10d", rdzv_endpoint="localhost:0", max_restarts=0, monitor_interval=0.1)
+    try:
+        elastic_launch(config, _rank_main)(scenario_id, variant, options, str(run_dir))
+    except ChildFailedError:
+        pass  # rank 0's log holds the failure (run_end status and error)
+
+
+def _rank_main(scenario_id: str, variant: str, options: Options, run_dir: str) -> None:
+    if "OMP_NUM_THREADS" not in os.environ:
+        torch.set_num_threads(1)  # as torchrun does: the ranks share this machine's cores
+    try:
+        _child_main(scenario_id, variant, options, run_dir)
+    finally:
+        distributed.teardown()
 
 
 def _child_main(scenario_id: str, variant: str, options: Options, run_dir: str) -> None:
