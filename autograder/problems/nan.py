@@ -42,8 +42,8 @@ def hidden_loader(seed: int):
     dataset = LineDataset(torch.randint(0, vocab_size, (96, rng.randint(9, 17)), generator=generator))
     batches = [dict(batch) for batch in make_loader(dataset, rng.choice([4, 6, 8]), True, seed % 1000)]
     kinds = ["all_ignored", "too_large", "negative", "exactly_vocab", "some_rows_ignored", "some_labels_ignored"]
-    for index in rng.sample(range(len(batches)), k=min(len(batches), rng.randint(3, 7))):
-        kind = rng.choice(kinds)
+    kinds += rng.choices(kinds, k=rng.randint(0, 3))  # every kind at least once, some twice
+    for index, kind in zip(rng.sample(range(len(batches)), k=len(kinds)), kinds):
         ids, labels = batches[index]["input_ids"].clone(), batches[index]["labels"].clone()
         row, col = rng.randrange(ids.shape[0]), rng.randrange(ids.shape[1])
         if kind == "all_ignored":
