@@ -264,7 +264,26 @@ register("01_logging_levels.jsonl_crash_hidden", hint=HINT, hidden=True)(CrashCh
 
 # ------------------------------------------------------------------------------------ logging + tqdm
 LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \| INFO \| step (\d+) \| train_loss (\S+)$")
-TQDM_BAR = re.compile(r"\d+/\d+ \[")  # tqdm's "37/50 [00:01<00:00, ...]"
+
+
+@contextlib.contextmanager
+def counting_bars():
+    """Count the tqdm bars made meanwhile. Every flavour (console, notebook widget, ``tqdm.auto``) is a
+    subclass of ``tqdm.std.tqdm``, so wrapping its constructor sees them all; in Jupyter the bar is a
+    widget, not text on stderr."""
+    from tqdm.std import tqdm
+
+    made, real = [], tqdm.__init__
+
+    def init(self, *args, **kwargs):
+        made.append(1)
+        real(self, *args, **kwargs)
+
+    tqdm.__init__ = init
+    try:
+        yield made
+    finally:
+        tqdm.__init__ = real
 
 
 def loop_inputs(seed: int) -> tuple[list[float], int]:
@@ -282,9 +301,9 @@ class LoggingTqdmCheck:
         log_path = Path(f"loop-{seed}.log")
         log_path.unlink(missing_ok=True)
         stdout, stderr = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr), counting_bars() as bars:
             logged_loop(losses, log_every, str(log_path))
-        return {"stdout": stdout.getvalue()[-5000:], "stderr": stderr.getvalue()[-20000:],
+        return {"stdout": stdout.getvalue()[-5000:], "stderr": stderr.getvalue()[-20000:], "bars": len(bars),
                 "log": log_path.read_text()[-20000:] if log_path.exists() else None}
 
     @staticmethod
@@ -305,8 +324,8 @@ class LoggingTqdmCheck:
         if got != expected:
             raise CheckFailed(f"the log holds {got[:4]}..., expected {expected[:4]}... (every log_every steps, "
                               "counting from 1, loss with 4 decimals, NaN included)")
-        if not TQDM_BAR.search(observation["stderr"]):
-            raise CheckFailed("no tqdm progress bar on stderr: wrap the loop in tqdm(...)")
+        if not observation["bars"]:
+            raise CheckFailed("no tqdm progress bar was made: wrap the loop in tqdm(...)")
         missing = [f"step {s} | train_loss {v}" for s, v in expected if f"step {s} | train_loss {v}" not in observation["stderr"]]
         if missing:
             raise CheckFailed(f"{missing[0]!r} is not on the console: add a StreamHandler and route it around the "
