@@ -1,14 +1,25 @@
-"""Checks for ``02_metrics``: gradient norms that agree with ``clip_grad_norm_``."""
+"""Checks for ``02_metrics``: gradient norms, throughput under asynchronous execution, memory peaks, and
+why the course text's tokens/sec is wrong on a GPU.
+
+Throughput and memory are judged on :class:`chapters.metrics.simulated_gpu.SimulatedGPU`, whose fake clock
+makes "correct under CUDA's asynchronous execution" a deterministic number: the judge replays the same
+seeded run with the reference meters below and compares every reading.
+"""
 
 from __future__ import annotations
 
 import math
+import random
 
 import torch
 
 from autograder.checks import CheckFailed, register
+from chapters.metrics.simulated_gpu import SimulatedGPU, StepProfile, course_text_loop
+
+GB = 1e9
 
 
+# ------------------------------------------------------------------------------------- gradient norms
 def random_model_with_grads(seed: int) -> torch.nn.Module:
     """A small model with seeded gradients; some parameters frozen (no ``.grad``), scales that vary."""
     generator = torch.Generator().manual_seed(seed)
@@ -47,3 +58,265 @@ class TotalGradNorm:
 HINT = "the square root of the sum of squares of every gradient entry; parameters without .grad are skipped"
 register("02_metrics.total_grad_norm", hint=HINT)(TotalGradNorm)
 register("02_metrics.total_grad_norm_hidden", hint=HINT, hidden=True)(TotalGradNorm)
+
+
+class TinyLM(torch.nn.Module):
+    """A model named like the course GPT (so ``gpt_group`` applies), optionally with a tied head."""
+
+    def __init__(self, width: int, tied: bool):
+        super().__init__()
+        self.token_embedding = torch.nn.Embedding(13, width)
+        self.attention = torch.nn.ModuleDict({"query": torch.nn.Linear(width, width)})
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(width, 2 * width), torch.nn.Linear(2 * width, width))
+        self.norm_final = torch.nn.LayerNorm(width)
+        self.head = torch.nn.Linear(width, 13, bias=False)
+        if tied:
+            self.head.weight = self.token_embedding.weight  # one tensor, registered twice
+
+
+def grouped_model(seed: int):
+    """(model with seeded gradients, grouping function). Hidden variants: a tied head, a frozen parameter,
+    a grouping of the learner's choosing rather than the course's."""
+    rng = random.Random(seed)
+    generator = torch.Generator().manual_seed(seed)
+    model = TinyLM(width=3 + seed % 5, tied=bool(seed % 2))
+    names = [name for name, _ in model.named_parameters()]
+    frozen = rng.choice(names) if seed else None
+    for name, parameter in model.named_parameters():
+        if name == frozen:
+            parameter.requires_grad_(False)
+            continue
+        scale = 10.0 ** rng.randint(-3, 2)
+        parameter.grad = torch.randn(parameter.shape, generator=generator) * scale
+    if seed == 0:
+        from chapters.metrics.groups import gpt_group
+
+        return model, gpt_group
+    table = {name: rng.choice(["alpha", "beta", "gamma"]) for name in names}
+    return model, table.__getitem__
+
+
+def reference_group_norms(seed: int) -> dict[str, float]:
+    model, grouping = grouped_model(seed)
+    members: dict[str, list] = {}
+    for name, parameter in model.named_parameters():  # a tied tensor is listed once
+        if parameter.grad is not None:
+            members.setdefault(grouping(name), []).append(parameter)
+    return {group: float(torch.nn.utils.clip_grad_norm_(params, math.inf)) for group, params in members.items()}
+
+
+class GroupGradNorms:
+    @staticmethod
+    def collect(seed, grad_norm_per_group):
+        model, grouping = grouped_model(seed)
+        norms = grad_norm_per_group(model, grouping)
+        return {str(group): float(norm) for group, norm in dict(norms).items()}
+
+    @staticmethod
+    def judge(seed, observation):
+        expected = reference_group_norms(seed)
+        if set(observation) != set(expected):
+            raise CheckFailed(f"groups {sorted(observation)}, expected {sorted(expected)} (one key per group that "
+                              "has at least one gradient; a group whose parameters are all frozen is left out)")
+        for group, norm in expected.items():
+            if not math.isclose(observation[group], norm, rel_tol=1e-5):
+                raise CheckFailed(f"group {group!r}: {observation[group]:.6g}, clip_grad_norm_ over its parameters "
+                                  f"gives {norm:.6g} (a tied weight counts once: use named_parameters())")
+
+
+HINT = "group model.named_parameters() with grouping(name), skip .grad None, L2 norm of each group's gradients"
+register("02_metrics.grad_norm_per_group", hint=HINT)(GroupGradNorms)
+register("02_metrics.grad_norm_per_group_hidden", hint=HINT, hidden=True)(GroupGradNorms)
+
+
+# ------------------------------------------------------------------------------------------ throughput
+def throughput_run(seed: int):
+    """Seeded step costs (some steps GPU-bound, some host-bound) and the steps after which the meter is read."""
+    rng = random.Random(seed)
+    read_every = 4 if seed == 0 else rng.randint(2, 7)
+    steps = read_every * 4 + (0 if seed == 0 else rng.randint(1, read_every - 1))
+    profiles = [StepProfile(host_seconds=rng.uniform(1e-3, 5e-3), device_seconds=rng.uniform(2e-4, 4e-2),
+                            tokens=rng.choice([2048, 4096, 8192])) for _ in range(steps)]
+    reads = [step for step in range(steps) if (step + 1) % read_every == 0 or step == steps - 1]
+    return profiles, reads
+
+
+class ReferenceThroughput:
+    """The right meter: tokens counted on the host, one sync per reading, the clock read after it."""
+
+    def __init__(self, clock, synchronize):
+        self.clock, self.synchronize = clock, synchronize
+        self.start, self.tokens = clock(), 0
+
+    def add(self, tokens):
+        self.tokens += tokens
+
+    def read(self):
+        self.synchronize()
+        now = self.clock()
+        rate = self.tokens / (now - self.start)
+        self.start, self.tokens = now, 0
+        return rate
+
+
+def drive_meter(meter_class, seed: int) -> dict:
+    profiles, reads = throughput_run(seed)
+    gpu = SimulatedGPU()
+    meter = meter_class(gpu.clock, gpu.synchronize)
+    readings, syncs_in_add, syncs_per_read = [], 0, []
+    for step, profile in enumerate(profiles):
+        gpu.queue_step(profile)
+        before = gpu.synchronize_calls
+        meter.add(profile.tokens)
+        syncs_in_add += gpu.synchronize_calls - before
+        if step in reads:
+            before = gpu.synchronize_calls
+            readings.append(float(meter.read()))
+            syncs_per_read.append(gpu.synchronize_calls - before)
+    return {"readings": readings, "syncs_in_add": syncs_in_add, "syncs_per_read": syncs_per_read}
+
+
+class WindowThroughputCheck:
+    @staticmethod
+    def collect(seed, meter_class):
+        return drive_meter(meter_class, seed)
+
+    @staticmethod
+    def judge(seed, observation):
+        expected = drive_meter(ReferenceThroughput, seed)["readings"]
+        if observation["syncs_in_add"]:
+            raise CheckFailed(f"add() synchronized {observation['syncs_in_add']} times: a sync per step stalls the "
+                              "GPU's queue; count tokens on the host and sync only in read()")
+        if any(count < 1 for count in observation["syncs_per_read"]):
+            raise CheckFailed("read() returned without synchronizing: the clock then measures queued work, not "
+                              "finished work")
+        got = observation["readings"]
+        if len(got) != len(expected):
+            raise CheckFailed(f"{len(got)} readings for {len(expected)} reads")
+        for index, (value, truth) in enumerate(zip(got, expected)):
+            if not math.isclose(value, truth, rel_tol=1e-6):
+                raise CheckFailed(f"reading {index + 1}: {value:.6g} tokens/s, the device did {truth:.6g} tokens/s "
+                                  "(tokens since the previous read / time since the previous read, after a sync)")
+
+
+HINT = "add() only counts tokens; read() calls synchronize(), then clock(), divides by the time since the last read"
+register("02_metrics.window_throughput", hint=HINT)(WindowThroughputCheck)
+register("02_metrics.window_throughput_hidden", hint=HINT, hidden=True)(WindowThroughputCheck)
+
+
+# ---------------------------------------------------------------------------------------------- memory
+def memory_run(seed: int) -> list[list[tuple[str, int]]]:
+    """Windows of allocator events: each step allocates activations and frees them; some windows leak."""
+    rng = random.Random(seed)
+    windows = []
+    for window in range(5):
+        events = [("allocate", rng.randint(50, 400) * 2**20)] if window == 0 else []  # weights, kept
+        for _ in range(rng.randint(1, 4)):
+            activations = rng.randint(10, 900) * 2**20 + rng.randint(0, 2**20)
+            events += [("allocate", activations), ("free", activations)]
+        if rng.random() < 0.6:
+            events.append(("allocate", rng.randint(1, 200) * 2**20))  # a leak: never freed
+        windows.append(events)
+    return windows
+
+
+class ReferenceMemory:
+    def __init__(self, cuda):
+        self.cuda = cuda
+
+    def read(self):
+        reading = {"gpu_memory_gb": self.cuda.max_memory_allocated() / GB,
+                   "gpu_memory_reserved_gb": self.cuda.max_memory_reserved() / GB}
+        self.cuda.reset_peak_memory_stats()
+        return reading
+
+
+def drive_memory(meter_class, seed: int) -> list[dict]:
+    gpu = SimulatedGPU()
+    meter = meter_class(gpu)
+    readings = []
+    for events in memory_run(seed):
+        for action, nbytes in events:
+            getattr(gpu, action)(nbytes)
+        reading = meter.read()
+        readings.append({key: float(reading[key]) for key in ("gpu_memory_gb", "gpu_memory_reserved_gb")})
+    return readings
+
+
+class MemoryCheck:
+    @staticmethod
+    def collect(seed, meter_class):
+        return drive_memory(meter_class, seed)
+
+    @staticmethod
+    def judge(seed, observation):
+        expected = drive_memory(ReferenceMemory, seed)
+        if len(observation) != len(expected):
+            raise CheckFailed(f"{len(observation)} readings for {len(expected)} windows")
+        for index, (got, truth) in enumerate(zip(observation, expected)):
+            for key, value in truth.items():
+                if not math.isclose(got[key], value, rel_tol=1e-9):
+                    raise CheckFailed(f"window {index + 1}: {key} = {got[key]:.6g}, the window's peak is {value:.6g} GB "
+                                      "(peak since the previous read, in 10**9 bytes; reset the peaks after reading)")
+
+
+HINT = "read max_memory_allocated() and max_memory_reserved() / 1e9, then reset_peak_memory_stats()"
+register("02_metrics.memory_meter", hint=HINT)(MemoryCheck)
+register("02_metrics.memory_meter_hidden", hint=HINT, hidden=True)(MemoryCheck)
+
+
+# ------------------------------------------------------------------ why the course text is wrong on a GPU
+DIRECTIONS = ("too_high", "about_right", "too_low")
+CAUSES = ("asynchronous_execution", "none", "clock_resolution", "data_loading")
+FIXES = ("sync_then_time_a_window", "none", "use_time_perf_counter", "call_item_every_step")
+COURSE_TEXT_STEPS = 20
+ABOUT_RIGHT = 0.1  # within 10 % of the truth
+
+
+def course_text_profile(seed: int) -> StepProfile:
+    """Public: a GPU-bound step. Hidden: GPU-bound or host-bound (where the naive timer happens to be right)."""
+    if seed == 0:
+        return StepProfile(host_seconds=2e-3, device_seconds=30e-3, tokens=8192)
+    rng = random.Random(seed)
+    host = rng.uniform(1e-3, 1e-2)
+    device = host * (rng.uniform(0.0, 0.05) if rng.random() < 0.4 else rng.uniform(0.5, 20.0))
+    return StepProfile(host_seconds=host, device_seconds=device, tokens=rng.choice([2048, 4096, 8192]))
+
+
+def reference_explanation(seed: int) -> dict:
+    profile = course_text_profile(seed)
+    gpu = SimulatedGPU()
+    naive = course_text_loop(gpu, profile, COURSE_TEXT_STEPS)
+    true_rate = COURSE_TEXT_STEPS * profile.tokens / gpu.clock()  # the loop syncs every step: the clock is final
+    ratio = (sum(naive) / len(naive)) / true_rate
+    right = abs(ratio - 1) <= ABOUT_RIGHT
+    return {"direction": "about_right" if right else ("too_high" if ratio > 1 else "too_low"),
+            "ratio": ratio, "cause": "none" if right else "asynchronous_execution",
+            "fix": "none" if right else "sync_then_time_a_window"}
+
+
+class CourseTextExplanation:
+    @staticmethod
+    def collect(seed, explain_course_text_meter):
+        answer = dict(explain_course_text_meter(course_text_profile(seed)))
+        return {key: answer.get(key) for key in ("direction", "ratio", "cause", "fix")}
+
+    @staticmethod
+    def judge(seed, observation):
+        expected = reference_explanation(seed)
+        for key, allowed in (("direction", DIRECTIONS), ("cause", CAUSES), ("fix", FIXES)):
+            if observation[key] not in allowed:
+                raise CheckFailed(f"{key} must be one of {', '.join(allowed)}, got {observation[key]!r}")
+        if not math.isclose(float(observation["ratio"]), expected["ratio"], rel_tol=0.02):
+            raise CheckFailed(f"ratio {float(observation['ratio']):.4g}: the course text's mean reading is "
+                              f"{expected['ratio']:.4g} times the true tokens/sec on this device")
+        for key in ("direction", "cause", "fix"):
+            if observation[key] != expected[key]:
+                raise CheckFailed(f"{key} {observation[key]!r} does not fit a ratio of {expected['ratio']:.3g} "
+                                  f"(within {ABOUT_RIGHT:.0%} of 1 counts as about right)")
+
+
+HINT = ("run course_text_loop on a SimulatedGPU; the truth is all tokens / gpu.clock() at the end; compare, then "
+        "pick direction, cause and fix from the vocabularies")
+register("02_metrics.course_text_answer", hint=HINT)(CourseTextExplanation)
+register("02_metrics.course_text_answer_hidden", hint=HINT, hidden=True)(CourseTextExplanation)
