@@ -47,6 +47,11 @@ def model_with_frozen(seed: int) -> torch.nn.Module:
     return model
 
 
+def model_seeds(seed: int) -> list[int]:
+    """The models one check inspects: the scenario's alone (public), four random ones (hidden)."""
+    return [0] if seed == 0 else [seed * 4 + i + 1 for i in range(4)]
+
+
 def reference_report(model: torch.nn.Module) -> dict:
     named = list(model.named_parameters())  # a tied tensor appears once
     total = sum(p.numel() for _, p in named)
@@ -57,11 +62,17 @@ def reference_report(model: torch.nn.Module) -> dict:
 class FrozenReport:
     @staticmethod
     def collect(seed, freeze_check):
-        report = freeze_check(model_with_frozen(seed))
-        return {"frozen": [str(name) for name in report["frozen"]], "frozen_share": float(report["frozen_share"])}
+        reports = [freeze_check(model_with_frozen(model_seed)) for model_seed in model_seeds(seed)]
+        return [{"frozen": [str(name) for name in report["frozen"]], "frozen_share": float(report["frozen_share"])}
+                for report in reports]
 
     @staticmethod
     def judge(seed, observation):
+        for model_seed, report in zip(model_seeds(seed), observation, strict=True):
+            FrozenReport.judge_one(model_seed, report)
+
+    @staticmethod
+    def judge_one(seed, observation):
         expected = reference_report(model_with_frozen(seed))
         if observation["frozen"] != expected["frozen"]:
             raise CheckFailed(f"frozen should be {expected['frozen']} (requires_grad False, in named_parameters() "
