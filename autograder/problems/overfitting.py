@@ -137,7 +137,8 @@ class OverfittingDiagnosis:
         run_dir.mkdir()
         lines = [{"event": "run_start", "timestamp": 0.0, "step": 0}]
         for step, train_loss, val_loss in zip(steps, train, val):
-            lines += [{"step": step, "epoch": 0, "train_loss": train_loss}, {"step": step, "epoch": 0, "val_loss": val_loss}]
+            lines += [{"step": step, "epoch": 0, "train_loss": train_loss},
+                      {"step": step, "epoch": 0, "val_loss": val_loss}]
         lines.append({"event": "run_end", "timestamp": 0.0, "step": steps[-1], "status": "completed"})
         (run_dir / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
         answer = diagnose_overfitting(str(run_dir))
