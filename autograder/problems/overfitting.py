@@ -1,0 +1,195 @@
+"""Checks for ``06_overfitting``: early stopping against the course's reference, and a regularisation that works.
+
+Hidden variants: other val-loss sequences (plateaus, exact ties, improvements of exactly ``min_delta``), other
+patience, min_delta and restore settings; other synthetic runs (overfitting, healthy, diverging) to diagnose;
+the chosen regularisation trained by the judge from another seed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import torch
+
+from autograder.checks import CheckFailed, register
+from chapters.core.early_stopping import EarlyStopping
+from chapters.generalisation import Regularisation, measure_gap, train_regularised
+
+ASSIGNMENT = "06_overfitting"
+SEQUENCES_PER_CHECK = 8
+MAX_GAP = 1.10  # val loss / train loss, both in eval mode
+MAX_VAL_LOSS = 1.20  # the floor of this corpus is ~1.05; the broken run ends near 1.4
+
+
+# -------------------------------------------------------------------------------- 1. early stopping
+def stopping_cases(seed: int) -> list[dict]:
+    """Val-loss sequences on a grid of 1/64 (so ``best - min_delta`` is exact: ties are ties) with settings."""
+    rng = random.Random(seed)
+    cases = []
+    for index in range(SEQUENCES_PER_CHECK):
+        length = rng.randint(6, 20)
+        turn = rng.randint(1, length - 1)
+        level = rng.randint(100, 200)
+        losses = []
+        for position in range(length):
+            level += -rng.randint(0, 6) if position < turn else rng.randint(-2, 4)
+            losses.append(level / 64)
+        min_delta = rng.choice([0, 1, 2]) / 64
+        if rng.random() < 0.3:  # an improvement of exactly min_delta: not enough, by definition
+            losses.insert(rng.randint(1, length - 1), None)
+        for position, value in enumerate(losses):
+            if value is None:
+                losses[position] = min(v for v in losses[:position] if v is not None) - min_delta
+        cases.append({"losses": losses, "patience": rng.randint(1, 4), "min_delta": min_delta,
+                      "restore_best": index != 0 or seed == 0})
+    return cases
+
+
+def drive(stopper, losses: list[float]) -> dict:
+    """Feed ``losses`` to an early-stopping callback the way the Trainer does, with weights that say which
+    evaluation they come from (all equal to its index, changed in place as an optimizer would)."""
+    model = torch.nn.Linear(1, 1, bias=False)
+    trainer = SimpleNamespace(model=model, should_stop=False)
+    stopped_at = None
+    for index, loss in enumerate(losses):
+        with torch.no_grad():
+            model.weight.fill_(index)
+        stopper.on_eval_end(trainer, {"step": 10 * (index + 1), "val_loss": loss})
+        if trainer.should_stop:
+            stopped_at = index
+            break
+    stopper.on_run_end(trainer, "stopped" if stopped_at is not None else "completed")
+    return {"stopped_at": stopped_at, "weights_from": int(model.weight.item())}
+
+
+class EarlyStoppingCheck:
+    @staticmethod
+    def collect(seed, early_stopping_class):
+        results = []
+        for case in stopping_cases(seed):
+            stopper = early_stopping_class(patience=case["patience"], min_delta=case["min_delta"],
+                                           restore_best=case["restore_best"])
+            results.append(drive(stopper, case["losses"]))
+        return {"results": results}
+
+    @staticmethod
+    def judge(seed, observation):
+        for case, got in zip(stopping_cases(seed), observation["results"], strict=True):
+            expected = drive(EarlyStopping(case["patience"], case["min_delta"], case["restore_best"]), case["losses"])
+            if got != expected:
+                settings = (f"patience={case['patience']}, min_delta={case['min_delta']}, "
+                            f"restore_best={case['restore_best']}")
+                raise CheckFailed(f"val losses {case['losses']} with {settings}: expected stop at evaluation "
+                                  f"{expected['stopped_at']} and final weights from evaluation "
+                                  f"{expected['weights_from']}, got {got['stopped_at']} and {got['weights_from']}")
+
+
+HINT_STOPPING = ("improvement means val_loss < best - min_delta; count evaluations without one and set "
+                 "trainer.should_stop when the count reaches patience; keep a *copy* of the best weights "
+                 "(state_dict() tensors change in place) and load it in on_run_end when restore_best")
+register(f"{ASSIGNMENT}.early_stopping", hint=HINT_STOPPING)(EarlyStoppingCheck)
+register(f"{ASSIGNMENT}.early_stopping_hidden", hint=HINT_STOPPING, hidden=True)(EarlyStoppingCheck)
+
+
+# ------------------------------------------------------------------------------------ 2. the diagnosis
+KINDS = ("overfitting", "healthy", "divergence")
+
+
+def curves(seed: int) -> tuple[str, list[int], list[float], list[float]]:
+    """(kind, steps, train losses, val losses) of a synthetic run, one record of each per evaluation.
+
+    overfitting: val falls to a minimum then rises 20-100 % while train keeps falling; healthy: both keep
+    falling; divergence: val rises as much, but train rises with it -- not memorising, training going wrong.
+    """
+    rng = random.Random(seed)
+    kind = KINDS[seed % 3]
+    evaluations, every = rng.randint(8, 20), rng.choice([10, 20, 25, 50])
+    steps = [every * (i + 1) for i in range(evaluations)]
+    best, lowest = rng.randint(2, evaluations - 4), rng.uniform(1.1, 1.6)
+    last = evaluations - 1
+    if kind == "healthy":
+        val = [lowest + (3.0 - lowest) * 0.7 ** i for i in range(evaluations)]
+        return kind, steps, [v * 0.97 for v in val], val
+    rise = rng.uniform(0.2, 1.0) * lowest / (last - best) ** 2
+    fall = (3.0 - lowest) / best ** 2
+    val = [lowest + (fall if i < best else rise) * (i - best) ** 2 for i in range(evaluations)]
+    if kind == "divergence":
+        return kind, steps, [v * 0.95 for v in val], val
+    train = [0.5 * lowest + (3.0 - 0.5 * lowest) * 0.75 ** i for i in range(evaluations)]
+    return kind, steps, train, val
+
+
+def expected_overfitting_diagnosis(seed: int) -> dict:
+    kind, steps, _, val = curves(seed)
+    return {"label": kind, "evidence_step": steps[val.index(min(val))] if kind == "overfitting" else None}
+
+
+class OverfittingDiagnosis:
+    @staticmethod
+    def collect(seed, diagnose_overfitting):
+        _, steps, train, val = curves(seed)
+        run_dir = Path(f"overfitting_check_{seed}")
+        shutil.rmtree(run_dir, ignore_errors=True)
+        run_dir.mkdir()
+        lines = [{"event": "run_start", "timestamp": 0.0, "step": 0}]
+        for step, train_loss, val_loss in zip(steps, train, val):
+            lines += [{"step": step, "epoch": 0, "train_loss": train_loss},
+                      {"step": step, "epoch": 0, "val_loss": val_loss}]
+        lines.append({"event": "run_end", "timestamp": 0.0, "step": steps[-1], "status": "completed"})
+        (run_dir / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        answer = diagnose_overfitting(str(run_dir))
+        step = answer["evidence_step"]
+        return {"label": str(answer["label"]), "evidence_step": None if step is None else int(step)}
+
+    @staticmethod
+    def judge(seed, observation):
+        expected = expected_overfitting_diagnosis(seed)
+        if observation != expected:
+            raise CheckFailed(f"expected {expected}, got {observation} (overfitting: val ended 10 % or more above "
+                              "its minimum while train fell; divergence: train rose too; else healthy)")
+
+
+HINT_DIAGNOSIS = ("find the val minimum; val ending >= 10 % above it with train lower than at the minimum is "
+                  "overfitting (evidence_step: the minimum's step); train higher too is divergence; else healthy")
+register(f"{ASSIGNMENT}.diagnose_overfitting", hint=HINT_DIAGNOSIS)(OverfittingDiagnosis)
+register(f"{ASSIGNMENT}.diagnose_overfitting_hidden", hint=HINT_DIAGNOSIS, hidden=True)(OverfittingDiagnosis)
+
+
+# ------------------------------------------------------------------------------- 3. the regularisation
+def judge_seed(seed: int) -> int:
+    return 0 if seed == 0 else seed % 1000 + 1
+
+
+class RegularisationCheck:
+    @staticmethod
+    def collect(seed, regularisation):
+        if regularisation is None:  # the answer cell stopped before defining it
+            raise NotImplementedError
+        return {"choice": dict(regularisation)}
+
+    @staticmethod
+    def judge(seed, observation):
+        try:
+            choice = Regularisation.from_dict(observation["choice"])
+        except ValueError as err:
+            raise CheckFailed(f"regularisation: {err}") from None
+        run_seed = judge_seed(seed)
+        model, corpus = train_regularised(choice, run_seed)  # trusted code, in the grader's process
+        measured = measure_gap(model, corpus)
+        verdict = (f"trained from seed {run_seed}: train {measured['train_loss']:.3f}, val "
+                   f"{measured['val_loss']:.3f}, gap x{measured['gap']:.3f}")
+        if not measured["gap"] <= MAX_GAP:
+            raise CheckFailed(f"{verdict}: the gap must be at most x{MAX_GAP}")
+        if not measured["val_loss"] <= MAX_VAL_LOSS:
+            raise CheckFailed(f"{verdict}: the val loss must be at most {MAX_VAL_LOSS} (a model that stopped "
+                              "learning has no gap either)")
+
+
+HINT_REGULARISATION = ("a dict with dropout, weight_decay, lines_per_dialect and steps within "
+                       "Regularisation.BOUNDS; try each knob with train_regularised + measure_gap")
+register(f"{ASSIGNMENT}.regularisation", hint=HINT_REGULARISATION)(RegularisationCheck)
+register(f"{ASSIGNMENT}.regularisation_hidden", hint=HINT_REGULARISATION, hidden=True)(RegularisationCheck)
