@@ -17,7 +17,7 @@ from autograder.notebook import answer_cells
 from nbgrader.utils import is_grade
 from tests.exercise_tools import solved
 
-ASSIGNMENT = "02_metrics"
+ASSIGNMENT = "08_checkpoints"
 FULL, PARTIAL, ZERO = "full", "partial", "zero"
 
 

@@ -6,7 +6,7 @@ from autograder.course import Course
 from tests.conftest import clinic
 from tests.exercise_tools import solved, write
 
-ASSIGNMENT = "02_metrics"
+ASSIGNMENT = "08_checkpoints"
 
 
 def test_check_on_the_blank_release_fails_every_problem_with_a_hint():

@@ -292,7 +292,7 @@ class Trainer:
         self.batches_into_epoch = state["batches_into_epoch"]
         self._batches = iter(())
         if self.batches_into_epoch:
-            self._batches = itertools.islice(iter(self._epoch_loader()), self.batches_into_epoch, None)
+            self._batches = itertools.islice(iter(self.epoch_loader()), self.batches_into_epoch, None)
         # Last: creating the loader's iterator above drew a seed from torch's global generator, which the
         # original run had done *before* its state was taken.
         set_rng_state(state["rng"])
@@ -321,12 +321,14 @@ class Trainer:
             if self.batches_into_epoch:  # the current epoch is used up
                 self.epoch += 1
                 self.batches_into_epoch = 0
-            self._batches = iter(self._epoch_loader())
+            self._batches = iter(self.epoch_loader())
             batch = next(self._batches)
         self.batches_into_epoch += 1
         return self._to_device(batch)
 
-    def _epoch_loader(self):
+    def epoch_loader(self):
+        """This epoch's batches. The one place the data order is decided: a subclass may override it to
+        draw batches differently (the no-shuffle exercise plugs in the learner's loader here)."""
         return make_loader(self.corpus.train, self.config.batch_size, self.config.shuffle,
                            self.config.seed, self.epoch, self.ranks.rank, self.ranks.world_size)
 
