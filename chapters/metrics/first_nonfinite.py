@@ -4,7 +4,8 @@ Once the loss is NaN it stays NaN (NaN spreads through every operation), so the 
 first step where it happened -- the batch, learning rate and gradient norm of *that* step are the
 evidence. Checking ``math.isnan(loss.item())`` every step would find it, at the price of a GPU sync per
 step. Instead we keep the check on the device: each step folds "is this loss finite?" into a tensor that
-remembers the first bad step (a ``torch.where``, no sync), and we read that tensor on logging steps.
+remembers the first bad step (a ``torch.where`` and a ``torch.minimum``, no sync), and we read that tensor
+on logging steps. This runs on *every* step, so it is kept to four small operations.
 
 When it turns up, a ``nan`` event goes to every writer: ``{"event": "nan", "step": 13, "tensor":
 "loss"}``. ``tensor`` names what went non-finite first: ``"loss"``, or ``"grad_norm"`` when the loss was
@@ -21,7 +22,7 @@ import torch
 
 from chapters.core.callbacks import Callback
 
-NOT_YET = -1
+NOT_YET = torch.iinfo(torch.int64).max  # "no bad step yet": larger than any step, so minimum() keeps a real one
 WATCHED = ("loss", "grad_norm")  # checked together; on a tie the loss is named, as it causes the NaN gradients
 
 
@@ -35,15 +36,16 @@ class FirstNonFinite(Callback):
         # With fp16 loss scaling an Inf gradient now and then is routine (the scaler skips that step), so
         # there only the loss is watched.
         self.watch_grads = not trainer.scaler.is_enabled()
+        self.unwatched = torch.zeros((), device=trainer.device)  # stands in for the grad norm when not watched
 
     @torch.no_grad()
     def on_step_end(self, trainer):
         if self.reported:
             return
-        grad_norm = trainer.grad_norm.float() if self.watch_grads else torch.zeros((), device=trainer.device)
+        grad_norm = trainer.grad_norm.float() if self.watch_grads else self.unwatched
         values = torch.stack([trainer.last_loss.float(), grad_norm])
-        newly_bad = ~torch.isfinite(values) & (self.first_step == NOT_YET)
-        self.first_step = torch.where(newly_bad, trainer.step, self.first_step)  # four small ops, no sync
+        bad_at = torch.where(torch.isfinite(values), NOT_YET, trainer.step)  # this step where not finite
+        self.first_step = torch.minimum(self.first_step, bad_at)  # the earliest bad step wins; no sync
 
     def on_log(self, trainer, record):
         if self.reported:
