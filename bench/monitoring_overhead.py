@@ -11,7 +11,9 @@ Conditions, all the same model, seed, data and optimizer:
   every step -- compared with the same hand-written loop without logging.
 
 Repeats are interleaved so drift in the machine's speed hits every condition alike; we print medians and
-ratios of medians (monitored / unmonitored step time; 1.00 = free).
+ratios of medians (monitored / unmonitored step time; 1.00 = free), and the difference of medians in
+milliseconds -- the monitoring's cost per step, which unlike the ratio does not depend on how fast the
+training step itself is. ``bench/monitoring_hook_cost.py`` splits that cost by callback.
 
     python bench/monitoring_overhead.py [--steps 100] [--repeats 5] [--threads 1]
 
@@ -113,12 +115,14 @@ def main() -> None:
     print(f"tiny preset, CPU, {args.steps} steps x {args.repeats} interleaved repeats, {args.threads} threads")
     for name, ms in median_ms.items():
         print(f"{name:16s} median step {ms:7.2f} ms")
-    print("ratios (monitored / unmonitored step time):")
+    print("ratios (monitored / unmonitored step time) and costs (monitored - unmonitored, ms per step):")
     for monitored, baseline, goal in [("level 3 @10", "unmonitored @10", "goal <= 1.02"),
                                       ("level 3 @1", "unmonitored @1", "goal <= 1.05"),
                                       ("level 2 @10", "unmonitored @10", ""),
                                       ("naive loop", "bare loop", "the course text's loop, for contrast")]:
-        print(f"  {monitored:12s} / {baseline:16s} = {median_ms[monitored] / median_ms[baseline]:.3f}  {goal}")
+        ratio = median_ms[monitored] / median_ms[baseline]
+        cost = median_ms[monitored] - median_ms[baseline]
+        print(f"  {monitored:12s} / {baseline:16s} = {ratio:.3f}  ({cost:+.2f} ms)  {goal}")
 
 
 if __name__ == "__main__":

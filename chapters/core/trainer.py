@@ -120,6 +120,8 @@ class Trainer:
         self.precision = resolve_precision(config.precision, self.device)
         self.model = model.to(self.device)
         self.train_model = distributed.wrap_model(self.model, self.device, self.ranks)  # what the loop calls
+        # Fixed for the run (the optimizer holds these same tensors), so listed once, not walked every step.
+        self.parameters = list(self.model.parameters())
         # One writer: with several processes, callbacks (loggers, checkpoints, the doctor) run on rank 0 only.
         self.callbacks = [c for c in callbacks or [] if self.ranks.is_main or c.all_ranks]
         self.optimizer = torch.optim.AdamW(
@@ -142,6 +144,9 @@ class Trainer:
         self.should_stop = False  # set by callbacks (early stopping, the doctor's --stop-on)
         self.last_loss: torch.Tensor | None = None  # this step's loss, on the device
         self.grad_norm: torch.Tensor | None = None  # this step's total norm before clipping, on the device
+        # ... and each parameter's, in self.parameters order (0 for one without a gradient); see clip_gradients
+        self.parameter_grad_norms: torch.Tensor | None = None
+        self._no_grad = torch.zeros((), device=self.device)  # stands in for a missing gradient
         self.lr: float | None = None  # the learning rate this step used
         self._batches = iter(())
         self._work_clock = distributed.WorkClock(self.device) if self.ranks.distributed else None
@@ -196,8 +201,7 @@ class Trainer:
             self._tokens += batch["input_ids"].numel()
         self.scaler.unscale_(self.optimizer)  # clip and measure true gradients, not scaled ones
         self._emit("on_before_optimizer_step")
-        max_norm = self.config.grad_clip or math.inf  # inf: measure the norm without clipping
-        self.grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm)
+        self.clip_gradients()
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.lr = self.optimizer.param_groups[0]["lr"]  # the rate this step used, before the schedule moves on
@@ -208,6 +212,22 @@ class Trainer:
         self._window_steps += 1
         if self._work_clock:
             self._work_clock.start()
+
+    @torch.no_grad()
+    def clip_gradients(self) -> None:
+        """``clip_grad_norm_`` in its two halves, keeping the per-parameter norms the first half computes.
+
+        Clipping needs every parameter's gradient norm (one batched ``_foreach_norm`` kernel); the total
+        norm is the norm of those, and the gradients are scaled by ``max_norm / total`` when it is larger.
+        The gradient metrics (norms per group, the count of non-finite gradients) need the very same
+        per-parameter norms, so we keep them in ``parameter_grad_norms`` rather than have each metric run
+        the kernel again. A parameter without a gradient counts as 0, which leaves the total unchanged.
+        """
+        grads = [self._no_grad if p.grad is None else p.grad for p in self.parameters]
+        self.parameter_grad_norms = torch.stack(torch._foreach_norm(grads))
+        self.grad_norm = torch.linalg.vector_norm(self.parameter_grad_norms)  # what clip_grad_norm_ returns
+        max_norm = self.config.grad_clip or math.inf  # inf: measure the norm without clipping
+        torch.nn.utils.clip_grads_with_norm_(self.parameters, max_norm, self.grad_norm)
 
     @torch.no_grad()
     def evaluate(self) -> MetricRecord:

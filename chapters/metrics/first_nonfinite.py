@@ -3,8 +3,10 @@
 Once the loss is NaN it stays NaN (NaN spreads through every operation), so the useful fact is the
 first step where it happened -- the batch, learning rate and gradient norm of *that* step are the
 evidence. Checking ``math.isnan(loss.item())`` every step would find it, at the price of a GPU sync per
-step. Instead we keep the check on the device: each step folds "is this loss finite?" into a tensor that
-remembers the first bad step (a ``torch.where``, no sync), and we read that tensor on logging steps.
+step. Instead each step copies its loss and gradient norm into one row of a small buffer on the device
+(one operation, no sync), and on logging steps we look through the window's rows at once and find the
+first non-finite value. The same pattern as the trainer's loss: cheap bookkeeping on the device every
+step, one read per logging window.
 
 When it turns up, a ``nan`` event goes to every writer: ``{"event": "nan", "step": 13, "tensor":
 "loss"}``. ``tensor`` names what went non-finite first: ``"loss"``, or ``"grad_norm"`` when the loss was
@@ -21,35 +23,40 @@ import torch
 
 from chapters.core.callbacks import Callback
 
-NOT_YET = -1
-WATCHED = ("loss", "grad_norm")  # checked together; on a tie the loss is named, as it causes the NaN gradients
+WATCHED = ("loss", "grad_norm")  # a buffer row's columns; on a tie the loss is named, as it causes the NaN gradients
 
 
 class FirstNonFinite(Callback):
     """Emits one ``nan`` event for the first step whose loss (or total grad norm) is NaN or Inf."""
 
     def on_run_start(self, trainer):
-        # first_step[i]: the first step at which WATCHED[i] was not finite, or NOT_YET. Lives on the device.
-        self.first_step = torch.full((len(WATCHED),), NOT_YET, device=trainer.device)
+        # One row per step of the logging window: (loss, grad norm). Trainer.fit logs at least every
+        # log_every steps, so that many rows always suffice. Lives on the device.
+        self.window = torch.zeros(trainer.config.log_every, len(WATCHED), device=trainer.device)
+        self.rows = 0  # rows filled since the last record
         self.reported = False
         # With fp16 loss scaling an Inf gradient now and then is routine (the scaler skips that step), so
         # there only the loss is watched.
         self.watch_grads = not trainer.scaler.is_enabled()
+        self.unwatched = torch.zeros((), device=trainer.device)  # stands in for the grad norm when not watched
 
     @torch.no_grad()
     def on_step_end(self, trainer):
         if self.reported:
             return
-        grad_norm = trainer.grad_norm.float() if self.watch_grads else torch.zeros((), device=trainer.device)
-        values = torch.stack([trainer.last_loss.float(), grad_norm])
-        newly_bad = ~torch.isfinite(values) & (self.first_step == NOT_YET)
-        self.first_step = torch.where(newly_bad, trainer.step, self.first_step)  # four small ops, no sync
+        grad_norm = trainer.grad_norm.float() if self.watch_grads else self.unwatched
+        torch.stack([trainer.last_loss.float(), grad_norm], out=self.window[self.rows])  # no sync
+        self.rows += 1
 
     def on_log(self, trainer, record):
         if self.reported:
             return
-        bad = {name: step for name, step in zip(WATCHED, self.first_step.tolist()) if step != NOT_YET}
+        # [row, column] of every non-finite value, in row-major order: the first pair is the earliest step,
+        # and within a step the loss (column 0) comes before the grad norm. One sync for the window.
+        bad = (~torch.isfinite(self.window[:self.rows])).nonzero().tolist()
+        first_row_step = trainer.step - self.rows + 1
+        self.rows = 0
         if bad:
-            tensor = min(bad, key=lambda name: (bad[name], WATCHED.index(name)))  # earliest, loss first on ties
+            row, column = bad[0]
             self.reported = True
-            trainer.emit_event("nan", step=bad[tensor], tensor=tensor)
+            trainer.emit_event("nan", step=first_row_step + row, tensor=WATCHED[column])

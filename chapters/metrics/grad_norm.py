@@ -6,13 +6,13 @@ trainer already records the total as ``grad_norm`` -- the value ``clip_grad_norm
 *before* clipping, which is the one that tells you how often clipping fires.
 
 This callback adds ``grad_norm/<group>`` for each parameter group (see :mod:`chapters.metrics.groups`),
-so a spike can be traced to the embeddings, the attention, the MLP, the norms or the head. It computes
-them only on logging steps, before clipping, and leaves them on the device until ``on_log``.
+so a spike can be traced to the embeddings, the attention, the MLP, the norms or the head. It does not
+compute a single norm itself: to clip, the trainer has already taken every parameter's gradient norm
+(before clipping, in ``Trainer.clip_gradients``), and the group norms follow from those with one small
+matrix product. Passing over every gradient a second time would cost more than the rest of the metric.
 """
 
 from __future__ import annotations
-
-import torch
 
 from chapters.core.callbacks import Callback
 from chapters.metrics import is_logging_step
@@ -24,24 +24,23 @@ class GradNormPerGroup(Callback):
 
     def __init__(self, grouping: Grouping = gpt_group):
         self.grouping = grouping
-        self.norms = None
+        self.measured = None
 
     def on_run_start(self, trainer):
         self.groups = ParameterGroups(trainer.model, self.grouping)
-        self.no_grad = torch.zeros((), device=trainer.device)  # stands in for a frozen parameter's gradient
 
     def on_before_optimizer_step(self, trainer):
-        if not is_logging_step(trainer):
-            return
-        parameters = self.groups.parameters
-        self.norms = self.groups.norms([self.no_grad if p.grad is None else p.grad for p in parameters])
-        # A group none of whose parameters has a gradient (fully frozen) has nothing to report.
-        self.measured = {group for p, group in zip(parameters, self.groups.group_of) if p.grad is not None}
+        if is_logging_step(trainer):
+            # A group none of whose parameters has a gradient (fully frozen) has nothing to report. Which
+            # ones have gradients is only visible now: the optimizer step clears them.
+            groups = self.groups
+            self.measured = {group for p, group in zip(groups.parameters, groups.group_of) if p.grad is not None}
 
     def on_log(self, trainer, record):
-        if self.norms is None:
+        if self.measured is None:
             return
-        for name, norm in zip(self.groups.names, self.norms.tolist()):  # one sync for all groups
+        norms = self.groups.combine(trainer.parameter_grad_norms)  # this step's, before clipping
+        for name, norm in zip(self.groups.names, norms.tolist()):  # one sync for all groups
             if name in self.measured:
                 record[f"grad_norm/{name}"] = norm
-        self.norms = None
+        self.measured = None

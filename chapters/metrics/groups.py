@@ -48,6 +48,9 @@ class ParameterGroups:
     launch a few small kernels per parameter; instead we take all per-parameter norms in one batched call
     (``torch._foreach_norm``, the kernel ``clip_grad_norm_`` itself uses) and sum their squares per group
     with one matrix product against a 0/1 membership matrix.
+
+    ``parameters`` is in ``model.parameters()`` order -- the order of the trainer's
+    ``parameter_grad_norms`` -- so per-parameter norms from either line up with the groups.
     """
 
     def __init__(self, model: torch.nn.Module, grouping: Grouping = gpt_group):
@@ -63,5 +66,8 @@ class ParameterGroups:
 
     def norms(self, tensors: list[torch.Tensor]) -> torch.Tensor:
         """Per-group L2 norms of ``tensors`` (one per parameter, in order), shape ``[groups]``, without a sync."""
-        squares = torch.stack(torch._foreach_norm(tensors)).float().square()
-        return (self.membership @ squares).sqrt()
+        return self.combine(torch.stack(torch._foreach_norm(tensors)))
+
+    def combine(self, parameter_norms: torch.Tensor) -> torch.Tensor:
+        """Per-group L2 norms from per-parameter ones (shape ``[parameters]``): ``sqrt(sum of squares)``."""
+        return (self.membership @ parameter_norms.float().square()).sqrt()
