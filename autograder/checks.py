@@ -62,6 +62,20 @@ def register(name: str, *, hint: str, hidden: bool = False):
     return add
 
 
+def register_with_hidden(name: str, *, hint: str):
+    """Register ``name`` (public, fixed seed) and ``name_hidden`` (a fresh seed each run) for one check class.
+
+    Every test cell pairs the two: the public check shows the learner what is asked; the hidden one asks
+    the same on inputs nobody has seen, so an answer hard-coded for the public inputs fails.
+    """
+
+    def add(cls):
+        register(name, hint=hint)(cls)
+        return register(f"{name}_hidden", hint=hint, hidden=True)(cls)
+
+    return add
+
+
 def lookup(name: str) -> Check:
     from autograder import problems  # noqa: F401  (importing the package registers every problem)
 

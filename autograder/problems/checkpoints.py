@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from autograder.checks import CheckFailed, register
+from autograder.checks import CheckFailed, register_with_hidden
 from chapters.checkpoints.keeper import TopKKeeper
 from chapters.checkpoints.verify import CheckpointError
 from chapters.core.model import GPT, GPTConfig
@@ -121,11 +121,9 @@ class TopK:
 
 TOPK_HINT = ("name files by step (not by how many are kept), delete only what falls out of the K best, fix the "
              "report line, and store the ranking next to the files so a restarted run can read it back")
-register("08_checkpoints.topk", hint=TOPK_HINT)(TopK("basic"))
-register("08_checkpoints.topk_hidden", hint=TOPK_HINT, hidden=True)(TopK("basic"))
+register_with_hidden("08_checkpoints.topk", hint=TOPK_HINT)(TopK("basic"))
 PROPERTY_HINT = "ties keep the older checkpoint, NaN scores are never kept, mode='max' keeps the largest"
-register("08_checkpoints.topk_properties", hint=PROPERTY_HINT)(TopK("full"))
-register("08_checkpoints.topk_properties_hidden", hint=PROPERTY_HINT, hidden=True)(TopK("full"))
+register_with_hidden("08_checkpoints.topk_properties", hint=PROPERTY_HINT)(TopK("full"))
 
 
 # ------------------------------------------------------------------------------------------ loading
@@ -269,5 +267,4 @@ class SafeLoad:
 
 LOAD_HINT = ("torch.load(..., weights_only=True); strict keys; probe with ids below config.vocab_size; any "
              "failure becomes CheckpointError naming the file")
-register("08_checkpoints.safe_load", hint=LOAD_HINT)(SafeLoad)
-register("08_checkpoints.safe_load_hidden", hint=LOAD_HINT, hidden=True)(SafeLoad)
+register_with_hidden("08_checkpoints.safe_load", hint=LOAD_HINT)(SafeLoad)

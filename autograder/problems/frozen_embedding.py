@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from autograder.checks import CheckFailed, artifact, register
+from autograder.checks import CheckFailed, artifact, register, register_with_hidden
 from chapters.core.data import markov_corpus
 from chapters.core.devices import seed_everything
 from chapters.core.model import GPT, PRESETS
@@ -85,8 +85,7 @@ class FrozenReport:
 
 HINT_REPORT = ("frozen: [name for name, p in model.named_parameters() if not p.requires_grad]; frozen_share: "
                "their numel over the numel of every parameter (named_parameters() lists a tied tensor once)")
-register(f"{ASSIGNMENT}.freeze_check", hint=HINT_REPORT)(FrozenReport)
-register(f"{ASSIGNMENT}.freeze_check_hidden", hint=HINT_REPORT, hidden=True)(FrozenReport)
+register_with_hidden(f"{ASSIGNMENT}.freeze_check", hint=HINT_REPORT)(FrozenReport)
 
 
 # ---------------------------------------------------------------------- 2. the frozen group, from a log
@@ -143,8 +142,7 @@ class FrozenGroups:
 HINT_GROUPS = ("read the log (read_metrics_log); a group whose update_ratio/<group> is 0 in every record (and that "
                "has no grad_norm/<group> key) is frozen; evidence_step is the first record's step; "
                "label 'healthy' with groups [] and evidence_step None when nothing is frozen")
-register(f"{ASSIGNMENT}.diagnose_frozen", hint=HINT_GROUPS)(FrozenGroups)
-register(f"{ASSIGNMENT}.diagnose_frozen_hidden", hint=HINT_GROUPS, hidden=True)(FrozenGroups)
+register_with_hidden(f"{ASSIGNMENT}.diagnose_frozen", hint=HINT_GROUPS)(FrozenGroups)
 
 
 # ------------------------------------------------------------------------------------ 3. the fixed run

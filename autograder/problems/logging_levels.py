@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.checks import CheckFailed, artifact, register
+from autograder.checks import CheckFailed, artifact, register_with_hidden
 from chapters.core.callbacks import Callback
 
 LOG_NAME = "metrics.jsonl"
@@ -195,8 +195,7 @@ class JsonlLoggerCheck:
 
 HINT = ("a Callback writing json.dumps(record) + '\\n' per record to run_dir/metrics.jsonl, flush after each, "
         "os.fsync after each event (run_start, on_event, run_end)")
-register("01_logging_levels.jsonl_logger", hint=HINT)(JsonlLoggerCheck)
-register("01_logging_levels.jsonl_logger_hidden", hint=HINT, hidden=True)(JsonlLoggerCheck)
+register_with_hidden("01_logging_levels.jsonl_logger", hint=HINT)(JsonlLoggerCheck)
 
 
 class Killer(Callback):
@@ -258,8 +257,7 @@ class CrashCheck:
 
 
 HINT = "flush() after every write: data left in Python's buffer dies with the process"
-register("01_logging_levels.jsonl_crash", hint=HINT)(CrashCheck)
-register("01_logging_levels.jsonl_crash_hidden", hint=HINT, hidden=True)(CrashCheck)
+register_with_hidden("01_logging_levels.jsonl_crash", hint=HINT)(CrashCheck)
 
 
 # ------------------------------------------------------------------------------------ logging + tqdm
@@ -334,8 +332,7 @@ class LoggingTqdmCheck:
 
 HINT = ("a logging.Logger with a FileHandler(log_path) and a StreamHandler, format '%(asctime)s | %(levelname)s | "
         "%(message)s'; loop over tqdm(...) inside logging_redirect_tqdm([logger])")
-register("01_logging_levels.logging_tqdm", hint=HINT)(LoggingTqdmCheck)
-register("01_logging_levels.logging_tqdm_hidden", hint=HINT, hidden=True)(LoggingTqdmCheck)
+register_with_hidden("01_logging_levels.logging_tqdm", hint=HINT)(LoggingTqdmCheck)
 
 
 # ------------------------------------------------------------------------------------------ TensorBoard
@@ -396,5 +393,4 @@ class TensorBoardCheck:
 
 
 HINT = "SummaryWriter(log_dir); add_scalar(key, value, global_step=record['step']) per numeric key; close()"
-register("01_logging_levels.tensorboard", hint=HINT)(TensorBoardCheck)
-register("01_logging_levels.tensorboard_hidden", hint=HINT, hidden=True)(TensorBoardCheck)
+register_with_hidden("01_logging_levels.tensorboard", hint=HINT)(TensorBoardCheck)

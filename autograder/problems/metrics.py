@@ -13,7 +13,7 @@ import random
 
 import torch
 
-from autograder.checks import CheckFailed, register
+from autograder.checks import CheckFailed, register_with_hidden
 from chapters.metrics.simulated_gpu import SimulatedGPU, StepProfile, course_text_loop
 
 GB = 1e9
@@ -56,8 +56,7 @@ class TotalGradNorm:
 
 
 HINT = "the square root of the sum of squares of every gradient entry; parameters without .grad are skipped"
-register("02_metrics.total_grad_norm", hint=HINT)(TotalGradNorm)
-register("02_metrics.total_grad_norm_hidden", hint=HINT, hidden=True)(TotalGradNorm)
+register_with_hidden("02_metrics.total_grad_norm", hint=HINT)(TotalGradNorm)
 
 
 class TinyLM(torch.nn.Module):
@@ -125,8 +124,7 @@ class GroupGradNorms:
 
 
 HINT = "group model.named_parameters() with grouping(name), skip .grad None, L2 norm of each group's gradients"
-register("02_metrics.grad_norm_per_group", hint=HINT)(GroupGradNorms)
-register("02_metrics.grad_norm_per_group_hidden", hint=HINT, hidden=True)(GroupGradNorms)
+register_with_hidden("02_metrics.grad_norm_per_group", hint=HINT)(GroupGradNorms)
 
 
 # ------------------------------------------------------------------------------------------ throughput
@@ -200,8 +198,7 @@ class WindowThroughputCheck:
 
 
 HINT = "add() only counts tokens; read() calls synchronize(), then clock(), divides by the time since the last read"
-register("02_metrics.window_throughput", hint=HINT)(WindowThroughputCheck)
-register("02_metrics.window_throughput_hidden", hint=HINT, hidden=True)(WindowThroughputCheck)
+register_with_hidden("02_metrics.window_throughput", hint=HINT)(WindowThroughputCheck)
 
 
 # ---------------------------------------------------------------------------------------------- memory
@@ -261,8 +258,7 @@ class MemoryCheck:
 
 
 HINT = "read max_memory_allocated() and max_memory_reserved() / 1e9, then reset_peak_memory_stats()"
-register("02_metrics.memory_meter", hint=HINT)(MemoryCheck)
-register("02_metrics.memory_meter_hidden", hint=HINT, hidden=True)(MemoryCheck)
+register_with_hidden("02_metrics.memory_meter", hint=HINT)(MemoryCheck)
 
 
 # ------------------------------------------------------------------ why the course text is wrong on a GPU
@@ -318,5 +314,4 @@ class CourseTextExplanation:
 
 HINT = ("run course_text_loop on a SimulatedGPU; the truth is all tokens / gpu.clock() at the end; compare, then "
         "pick direction, cause and fix from the vocabularies")
-register("02_metrics.course_text_answer", hint=HINT)(CourseTextExplanation)
-register("02_metrics.course_text_answer_hidden", hint=HINT, hidden=True)(CourseTextExplanation)
+register_with_hidden("02_metrics.course_text_answer", hint=HINT)(CourseTextExplanation)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from autograder.checks import CheckFailed, artifact, register
+from autograder.checks import CheckFailed, artifact, register_with_hidden
 from chapters.core.data import markov_corpus
 from chapters.core.model import GPT, PRESETS
 from chapters.doctor.benchmark import onset
@@ -72,8 +72,7 @@ class Diagnose:
 
 DIAGNOSE_HINT = ("look for, in order: an oom event, the first non-finite train_loss, a jump in lr, a jump in "
                  "grad_norm, a grad_norm/<group> that is always 0, a loss that never moves")
-register("09_mystery_runs.diagnose", hint=DIAGNOSE_HINT)(Diagnose)
-register("09_mystery_runs.diagnose_hidden", hint=DIAGNOSE_HINT, hidden=True)(Diagnose)
+register_with_hidden("09_mystery_runs.diagnose", hint=DIAGNOSE_HINT)(Diagnose)
 
 
 # ---------------------------------------------------------------------------------- causality probe
@@ -123,8 +122,7 @@ class FutureLeak:
 
 LEAK_HINT = ("draw ids, change only the tokens after position t, and compare the logits at positions <= t "
              "(torch.allclose): they must not move")
-register("09_mystery_runs.future_leak", hint=LEAK_HINT)(FutureLeak)
-register("09_mystery_runs.future_leak_hidden", hint=LEAK_HINT, hidden=True)(FutureLeak)
+register_with_hidden("09_mystery_runs.future_leak", hint=LEAK_HINT)(FutureLeak)
 
 
 # ------------------------------------------------------------------------------------------ training
@@ -183,5 +181,4 @@ class FixedTraining:
 
 
 TRAIN_HINT = "four planted bugs: the labels, the attention mask, the order of the data, the learning rate"
-register("09_mystery_runs.fixed_training", hint=TRAIN_HINT)(FixedTraining)
-register("09_mystery_runs.fixed_training_hidden", hint=TRAIN_HINT, hidden=True)(FixedTraining)
+register_with_hidden("09_mystery_runs.fixed_training", hint=TRAIN_HINT)(FixedTraining)

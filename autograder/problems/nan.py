@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from autograder.checks import CheckFailed, register
+from autograder.checks import CheckFailed, register_with_hidden
 
 # What a diagnosis may answer. Causes are the nan scenario's; fixes are one per cause.
 FIXES = {"lr_spike": "lower_lr_add_warmup", "all_ignored_labels": "drop_unusable_batches",
@@ -88,8 +88,7 @@ class DataCheck:
 
 
 HINT = "unusable: (labels == IGNORE_INDEX).all(), or any input id < 0 or >= vocab_size"
-register("03_nan.data_check", hint=HINT)(DataCheck)
-register("03_nan.data_check_hidden", hint=HINT, hidden=True)(DataCheck)
+register_with_hidden("03_nan.data_check", hint=HINT)(DataCheck)
 
 
 # ---------------------------------------------------------------------------------------- diagnosis
@@ -169,8 +168,7 @@ class Diagnosis:
 
 HINT = ("read the log with read_metrics_log; step = the nan event's step; a NaN that persists after an exploding "
         "grad_norm is lr_spike, an isolated NaN window is all_ignored_labels")
-register("03_nan.diagnosis", hint=HINT)(Diagnosis)
-register("03_nan.diagnosis_hidden", hint=HINT, hidden=True)(Diagnosis)
+register_with_hidden("03_nan.diagnosis", hint=HINT)(Diagnosis)
 
 
 # --------------------------------------------------------------------------------------------- the fix
@@ -214,5 +212,4 @@ class Fix:
 
 
 HINT = "FIX = {...}: a sane peak lr (the tiny preset uses 1e-2) with linear warmup_steps; clipping alone is not enough"
-register("03_nan.fix", hint=HINT)(Fix)
-register("03_nan.fix_hidden", hint=HINT, hidden=True)(Fix)
+register_with_hidden("03_nan.fix", hint=HINT)(Fix)

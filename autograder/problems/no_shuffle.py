@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from autograder.checks import CheckFailed, register
+from autograder.checks import CheckFailed, register_with_hidden
 from chapters.core.data import LineDataset
 
 ASSIGNMENT = "05_no_shuffle"
@@ -122,8 +122,7 @@ class EpochPeriodic:
 
 HINT_PERIODIC = ("read steps_per_epoch from the run_start event; take log(train_loss) minus a rolling mean one epoch "
                  "wide; cut the rest into epochs and correlate the mean shape of even epochs with that of odd ones")
-register(f"{ASSIGNMENT}.is_epoch_periodic", hint=HINT_PERIODIC)(EpochPeriodic)
-register(f"{ASSIGNMENT}.is_epoch_periodic_hidden", hint=HINT_PERIODIC, hidden=True)(EpochPeriodic)
+register_with_hidden(f"{ASSIGNMENT}.is_epoch_periodic", hint=HINT_PERIODIC)(EpochPeriodic)
 
 
 # ---------------------------------------------------------------------------------- 2. the loader fix
@@ -182,8 +181,7 @@ class ShuffledLoader:
 HINT_LOADER = ("a DataLoader over BatchSampler(RandomSampler(dataset, generator=torch.Generator().manual_seed(...)), "
                "batch_size, drop_last=True) with batch_size=None; seed the generator from seed and epoch together "
                "(chapters.core.data.make_loader shows the recipe)")
-register(f"{ASSIGNMENT}.shuffled_loader", hint=HINT_LOADER)(ShuffledLoader)
-register(f"{ASSIGNMENT}.shuffled_loader_hidden", hint=HINT_LOADER, hidden=True)(ShuffledLoader)
+register_with_hidden(f"{ASSIGNMENT}.shuffled_loader", hint=HINT_LOADER)(ShuffledLoader)
 
 
 # ------------------------------------------------------------------------------ 3. comparing val losses
@@ -242,5 +240,4 @@ class CompareVal:
 
 HINT_COMPARE = ("read both logs' val_loss records; find the last step present in both; return the two val losses "
                 "there and which run ('broken' or 'fixed') is lower")
-register(f"{ASSIGNMENT}.compare_val", hint=HINT_COMPARE)(CompareVal)
-register(f"{ASSIGNMENT}.compare_val_hidden", hint=HINT_COMPARE, hidden=True)(CompareVal)
+register_with_hidden(f"{ASSIGNMENT}.compare_val", hint=HINT_COMPARE)(CompareVal)

@@ -12,7 +12,7 @@ import dataclasses
 import math
 import random
 
-from autograder.checks import CheckFailed, register
+from autograder.checks import CheckFailed, register, register_with_hidden
 from chapters.core import corpus
 from chapters.core.model import PRESETS, GPTConfig
 from chapters.memory.estimator import estimate_memory
@@ -197,9 +197,7 @@ register("07_oom.estimate", hint="parameters + AdamW m and v (once) + activation
          "logits; see chapters/memory/estimator.py's docstring")(PeakEstimate)
 register("07_oom.estimate_hidden", hint="the same estimate on other models", hidden=True)(PeakEstimate)
 FITS_HINT = "compare estimate_peak_bytes(...) of each run with the cap"
-register("07_oom.fits", hint=FITS_HINT)(PredictFits)
-register("07_oom.fits_hidden", hint=FITS_HINT, hidden=True)(PredictFits)
+register_with_hidden("07_oom.fits", hint=FITS_HINT)(PredictFits)
 FIX_HINT = ("try accumulation steps 1, 2, 4... (divisors of the effective batch); at each, the micro-batch "
             "without checkpointing, then with it; return the first that fits")
-register("07_oom.fix", hint=FIX_HINT)(FixOOM)
-register("07_oom.fix_hidden", hint=FIX_HINT, hidden=True)(FixOOM)
+register_with_hidden("07_oom.fix", hint=FIX_HINT)(FixOOM)

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import torch
 
-from autograder.checks import CheckFailed, register
+from autograder.checks import CheckFailed, register_with_hidden
 from chapters.core.early_stopping import EarlyStopping
 from chapters.generalisation import Regularisation, measure_gap, train_regularised
 
@@ -91,8 +91,7 @@ class EarlyStoppingCheck:
 HINT_STOPPING = ("improvement means val_loss < best - min_delta; count evaluations without one and set "
                  "trainer.should_stop when the count reaches patience; keep a *copy* of the best weights "
                  "(state_dict() tensors change in place) and load it in on_run_end when restore_best")
-register(f"{ASSIGNMENT}.early_stopping", hint=HINT_STOPPING)(EarlyStoppingCheck)
-register(f"{ASSIGNMENT}.early_stopping_hidden", hint=HINT_STOPPING, hidden=True)(EarlyStoppingCheck)
+register_with_hidden(f"{ASSIGNMENT}.early_stopping", hint=HINT_STOPPING)(EarlyStoppingCheck)
 
 
 # ------------------------------------------------------------------------------------ 2. the diagnosis
@@ -155,8 +154,7 @@ class OverfittingDiagnosis:
 
 HINT_DIAGNOSIS = ("find the val minimum; val ending >= 10 % above it with train lower than at the minimum is "
                   "overfitting (evidence_step: the minimum's step); train higher too is divergence; else healthy")
-register(f"{ASSIGNMENT}.diagnose_overfitting", hint=HINT_DIAGNOSIS)(OverfittingDiagnosis)
-register(f"{ASSIGNMENT}.diagnose_overfitting_hidden", hint=HINT_DIAGNOSIS, hidden=True)(OverfittingDiagnosis)
+register_with_hidden(f"{ASSIGNMENT}.diagnose_overfitting", hint=HINT_DIAGNOSIS)(OverfittingDiagnosis)
 
 
 # ------------------------------------------------------------------------------- 3. the regularisation
@@ -191,5 +189,4 @@ class RegularisationCheck:
 
 HINT_REGULARISATION = ("a dict with dropout, weight_decay, lines_per_dialect and steps within "
                        "Regularisation.BOUNDS; try each knob with train_regularised + measure_gap")
-register(f"{ASSIGNMENT}.regularisation", hint=HINT_REGULARISATION)(RegularisationCheck)
-register(f"{ASSIGNMENT}.regularisation_hidden", hint=HINT_REGULARISATION, hidden=True)(RegularisationCheck)
+register_with_hidden(f"{ASSIGNMENT}.regularisation", hint=HINT_REGULARISATION)(RegularisationCheck)
