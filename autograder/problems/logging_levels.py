@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import torch
+
 from autograder.checks import CheckFailed, artifact, register_with_hidden
 from chapters.core.callbacks import Callback
 
@@ -226,6 +228,9 @@ class CrashCheck:
         pid = os.fork()
         if pid == 0:  # the writer: train until the Killer fires
             try:
+                # A forked child inherits torch's OpenMP pool without its threads: its first parallel op would
+                # wait forever for them. One thread means no parallel region at all.
+                torch.set_num_threads(1)
                 train(settings, [logger, Killer(settings["kill_at"])])
             finally:
                 os._exit(3)  # only reached when the kill did not happen
