@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import secrets
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -105,18 +106,19 @@ def judge(check: Check, seed: int, observation: Any) -> None:
         raise CheckFailed(f"unexpected result ({type(err).__name__}: {err}). Hint: {check.hint}") from None
 
 
-_workdir: Path | None = None  # where the learner's code ran; None means the current directory
+# Where the learner's code ran; unset means the current directory. A context variable, not a global, so
+# submissions judged at the same time in different threads each see their own sandbox.
+_workdir: ContextVar[Path | None] = ContextVar("workdir", default=None)
 
 
 @contextmanager
 def working_directory(path: Path):
     """While judging a sandboxed run, files named in observations are looked up in its sandbox."""
-    global _workdir
-    _workdir = path
+    token = _workdir.set(path)
     try:
         yield
     finally:
-        _workdir = None
+        _workdir.reset(token)
 
 
 def artifact(name: str) -> Path:
@@ -124,7 +126,7 @@ def artifact(name: str) -> Path:
 
     An observation is untrusted data: a name that points outside the run's directory is refused.
     """
-    base = (_workdir or Path.cwd()).resolve()
+    base = (_workdir.get() or Path.cwd()).resolve()
     path = (base / str(name)).resolve()
     if base not in path.parents or not path.is_file():
         raise CheckFailed(f"no file {name!r} in the notebook's directory")

@@ -7,6 +7,7 @@ by ``nbgrader autograde`` in a temporary copy of the course, and the two must ag
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
 import pytest
@@ -65,14 +66,19 @@ def test_test_cells_are_declarative_and_every_problem_has_a_hidden_variant(assig
 def test_solution_scores_full_marks_and_blank_release_scores_zero_on_both_paths(assignment, tmp_path):
     solution = write(solved(COURSE, assignment), tmp_path / "solution.ipynb")
     blank = COURSE.release_path(assignment)
-    full = grade_notebook(COURSE, assignment, solution)
-    empty = grade_notebook(COURSE, assignment, blank)
+    # The three gradings are independent processes (two confined children, one Jupyter kernel at a time):
+    # run them side by side so both cores work.
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        full = pool.submit(grade_notebook, COURSE, assignment, solution)
+        empty = pool.submit(grade_notebook, COURSE, assignment, blank)
+        nbgrader = pool.submit(nbgrader_autograde, COURSE, assignment,
+                               {"solution": nbformat.read(str(solution), 4), "blank": nbformat.read(str(blank), 4)},
+                               tmp_path)
+        full, empty, scores = full.result(), empty.result(), nbgrader.result()
     max_score = sum(problem.max_score for problem in full.problems)
     assert max_score > 0
     assert (full.status, full.score) == ("graded", max_score), [p for p in full.problems if p.score < p.max_score]
     assert (empty.status, empty.score) == ("graded", 0.0)
     for problem in empty.problems:  # each failure reads as a hint, not a stack trace
         assert any("not implemented yet. Hint:" in message for message in problem.messages) or not problem.messages
-    scores = nbgrader_autograde(COURSE, assignment, {"solution": nbformat.read(str(solution), 4),
-                                                     "blank": nbformat.read(str(blank), 4)}, tmp_path)
     assert scores == {"solution": max_score, "blank": 0.0}

@@ -24,7 +24,7 @@ def corpus_run(tmp_path_factory):
     honest = submissions / "correct" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     honest_hash = hashlib.sha256(honest.read_bytes()).hexdigest()
     done = clinic("grade", "--assignment", ASSIGNMENT, "--submissions", str(submissions), "--out", str(out),
-                  "--jobs", "2", "--timeout", "40", "--memory-gb", "3", "--json", timeout=900)
+                  "--jobs", "2", "--timeout", "24", "--memory-gb", "3", "--json", timeout=900)
     return expected, done, out, submissions, honest, honest_hash
 
 
@@ -105,11 +105,12 @@ def test_nbgrader_autograde_agrees_on_honest_submissions_and_is_fooled_where_cli
 
     expected, done, _, submissions, *_ = corpus_run
     ours = {result["student"]: result["score"] for result in json.loads(done.stdout)["results"]}
-    students = ("correct", "partially_correct", "empty", "cheat_patches_check_helpers")
+    # (full and blank notebooks of every assignment agree in test_exercises.py)
+    students = ("partially_correct", "cheat_patches_check_helpers")
     notebooks = {student: nbformat.read(str(submissions / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), 4)
                  for student in students}
     theirs = nbgrader_autograde(COURSE, ASSIGNMENT, notebooks, tmp_path)
-    honest = students[:3]
+    honest = students[:1]
     assert {student: theirs[student] for student in honest} == {student: ours[student] for student in honest}
     assert ours["cheat_patches_check_helpers"] == 0.0
     assert theirs["cheat_patches_check_helpers"] == expected_score(COURSE, "full")
