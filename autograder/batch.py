@@ -12,10 +12,12 @@ import csv
 import hashlib
 import json
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import torch
 from tqdm import tqdm
 
 from autograder.course import Course
@@ -59,8 +61,13 @@ def fingerprint(submission: Submission) -> str:
     return hashlib.sha256(submission.notebook.read_bytes()).hexdigest()
 
 
-def grade_one(course_root: str, submission: Submission, limits: SandboxLimits) -> dict:
-    """Runs in a worker process: grade one submission and return its record (plain data)."""
+def grade_one(course_root: str, submission: Submission, limits: SandboxLimits, threads: int) -> dict:
+    """Runs in a worker process: grade one submission and return its record (plain data).
+
+    ``threads`` is this worker's share of the cores for the judges' own training: N workers each using
+    every core would fight over them and all run slower.
+    """
+    torch.set_num_threads(threads)
     course = Course(Path(course_root))
     if submission.notebook is None:
         result = unusable(course, submission.assignment, submission.note)
@@ -90,7 +97,8 @@ def grade_all(course: Course, assignment: str, submissions_dir: Path, out: Path,
     # "spawn": a fresh interpreter per worker, not a fork of this one (torch's threads do not survive fork).
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures = [pool.submit(grade_one, str(course.root), submission, limits) for submission in todo]
+        threads = max(1, (os.cpu_count() or 1) // jobs)
+        futures = [pool.submit(grade_one, str(course.root), submission, limits, threads) for submission in todo]
         for future in tqdm(as_completed(futures), total=len(futures), desc=f"grading {assignment}",
                            unit="submission", disable=not progress):
             record = future.result()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import os
 import shutil
 from pathlib import Path
 
 import nbformat
+import torch
 
 from autograder.notebook import answer_cells, grade_id
 
@@ -47,3 +50,23 @@ def nbgrader_autograde(course, assignment: str, submissions: dict[str, object], 
         assert outcome["success"], outcome.get("error")
     with Gradebook(db) as gradebook:
         return {student: gradebook.find_submission(assignment, student).score for student in submissions}
+
+
+@contextlib.contextmanager
+def one_thread_each():
+    """Torch in this process, and the kernels it starts, use one thread each while the block runs.
+
+    The exercise tests run a kernel, two grading children and the judges side by side; each using every
+    core would oversubscribe the machine and make all of them many times slower.
+    """
+    threads, previous = torch.get_num_threads(), os.environ.get("OMP_NUM_THREADS")
+    torch.set_num_threads(1)
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        if previous is None:
+            del os.environ["OMP_NUM_THREADS"]
+        else:
+            os.environ["OMP_NUM_THREADS"] = previous

@@ -16,9 +16,15 @@ from autograder.course import Course
 from autograder.engine import grade_notebook
 from autograder.notebook import parse_test_cell
 from nbgrader.utils import is_grade
-from tests.exercise_tools import nbgrader_autograde, solved, write
+from tests.exercise_tools import nbgrader_autograde, one_thread_each, solved, write
 
 COURSE = Course.find()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread_each():
+    with one_thread_each():
+        yield
 ASSIGNMENTS = COURSE.assignments()
 
 

@@ -10,9 +10,16 @@ import pytest
 
 from autograder.course import Course
 from tests.conftest import REPO, clinic
+from tests.exercise_tools import one_thread_each
 from tests.grading_corpus import ASSIGNMENT, expected_score, write_corpus
 
 COURSE = Course.find()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread_each():
+    with one_thread_each():
+        yield
 
 
 @pytest.fixture(scope="module")
