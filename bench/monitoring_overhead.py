@@ -13,7 +13,10 @@ Conditions, all the same model, seed, data and optimizer:
 Repeats are interleaved so drift in the machine's speed hits every condition alike; we print medians and
 ratios of medians (monitored / unmonitored step time; 1.00 = free), and the difference of medians in
 milliseconds -- the monitoring's cost per step, which unlike the ratio does not depend on how fast the
-training step itself is. ``bench/monitoring_hook_cost.py`` splits that cost by callback.
+training step itself is. On a shared machine the step time drifts by several percent between runs (and
+by more between sessions), so we also print the ratio within each repeat -- monitored and unmonitored
+ran seconds apart -- as its median and quartiles: the quartiles show how much of the ratio is noise.
+``bench/monitoring_hook_cost.py`` splits that cost by callback.
 
     python bench/monitoring_overhead.py [--steps 100] [--repeats 5] [--threads 1]
 
@@ -115,14 +118,18 @@ def main() -> None:
     print(f"tiny preset, CPU, {args.steps} steps x {args.repeats} interleaved repeats, {args.threads} threads")
     for name, ms in median_ms.items():
         print(f"{name:16s} median step {ms:7.2f} ms")
-    print("ratios (monitored / unmonitored step time) and costs (monitored - unmonitored, ms per step):")
+    print("ratios of medians (monitored / unmonitored step time), costs (monitored - unmonitored, ms per step), "
+          "and the ratio within each repeat: median [quartiles]:")
     for monitored, baseline, goal in [("level 3 @10", "unmonitored @10", "goal <= 1.02"),
                                       ("level 3 @1", "unmonitored @1", "goal <= 1.05"),
                                       ("level 2 @10", "unmonitored @10", ""),
                                       ("naive loop", "bare loop", "the course text's loop, for contrast")]:
         ratio = median_ms[monitored] / median_ms[baseline]
         cost = median_ms[monitored] - median_ms[baseline]
-        print(f"  {monitored:12s} / {baseline:16s} = {ratio:.3f}  ({cost:+.2f} ms)  {goal}")
+        paired = [m / b for m, b in zip(times[monitored], times[baseline])]  # one ratio per repeat
+        low, middle, high = statistics.quantiles(paired, n=4)
+        print(f"  {monitored:12s} / {baseline:16s} = {ratio:.3f}  ({cost:+.2f} ms)  "
+              f"per repeat {middle:.3f} [{low:.3f}, {high:.3f}]  {goal}")
 
 
 if __name__ == "__main__":

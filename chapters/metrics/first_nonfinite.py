@@ -19,6 +19,8 @@ later steps; its ``step`` field is the exact step.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from chapters.core.callbacks import Callback
@@ -51,12 +53,15 @@ class FirstNonFinite(Callback):
     def on_log(self, trainer, record):
         if self.reported:
             return
-        # [row, column] of every non-finite value, in row-major order: the first pair is the earliest step,
-        # and within a step the loss (column 0) comes before the grad norm. One sync for the window.
-        bad = (~torch.isfinite(self.window[:self.rows])).nonzero().tolist()
+        # One read of the window's few numbers (one sync), then a plain Python scan: for a handful of
+        # values that is cheaper than the several small tensor operations a search on the device takes.
+        # Rows are steps in order, and within a step the loss (column 0) comes before the grad norm.
+        rows = self.window[:self.rows].tolist()
         first_row_step = trainer.step - self.rows + 1
         self.rows = 0
-        if bad:
-            row, column = bad[0]
-            self.reported = True
-            trainer.emit_event("nan", step=first_row_step + row, tensor=WATCHED[column])
+        for row, values in enumerate(rows):
+            for column, value in enumerate(values):
+                if not math.isfinite(value):
+                    self.reported = True
+                    trainer.emit_event("nan", step=first_row_step + row, tensor=WATCHED[column])
+                    return

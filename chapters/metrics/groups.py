@@ -42,15 +42,10 @@ def gpt_group(name: str) -> str:
 
 
 class ParameterGroups:
-    """The model's parameters, each assigned to one group, ready for per-group norms in a few batched ops.
+    """The model's parameters, in ``model.parameters()`` order, each with the name of its group.
 
-    A metric needs one norm per group on every logging step. Looping over groups and parameters would
-    launch a few small kernels per parameter; instead we take all per-parameter norms in one batched call
-    (``torch._foreach_norm``, the kernel ``clip_grad_norm_`` itself uses) and sum their squares per group
-    with one matrix product against a 0/1 membership matrix.
-
-    ``parameters`` is in ``model.parameters()`` order -- the order of the trainer's
-    ``parameter_grad_norms`` -- so per-parameter norms from either line up with the groups.
+    That order is the order of the trainer's ``parameter_grad_norms``, so per-parameter numbers line up
+    with ``group_of``; ``names`` lists each group once, in the order the model first uses it.
     """
 
     def __init__(self, model: torch.nn.Module, grouping: Grouping = gpt_group):
@@ -59,15 +54,3 @@ class ParameterGroups:
         self.parameters = [parameter for _, parameter in named]
         self.group_of = [to_group(name) for name, _ in named]  # each parameter's group
         self.names = list(dict.fromkeys(self.group_of))  # the group names, in model order
-        # membership[g, i] = 1 when parameter i belongs to group g
-        self.membership = torch.zeros(len(self.names), len(named), device=self.parameters[0].device)
-        for i, group in enumerate(self.group_of):
-            self.membership[self.names.index(group), i] = 1.0
-
-    def norms(self, tensors: list[torch.Tensor]) -> torch.Tensor:
-        """Per-group L2 norms of ``tensors`` (one per parameter, in order), shape ``[groups]``, without a sync."""
-        return self.combine(torch.stack(torch._foreach_norm(tensors)))
-
-    def combine(self, parameter_norms: torch.Tensor) -> torch.Tensor:
-        """Per-group L2 norms from per-parameter ones (shape ``[parameters]``): ``sqrt(sum of squares)``."""
-        return (self.membership @ parameter_norms.float().square()).sqrt()

@@ -55,15 +55,16 @@ def fixed(options: Options) -> RunPlan:
     return dataclasses.replace(tiny_plan(options, steps=STEPS), isolated=True)
 
 
-def memory_series(result: RunResult) -> np.ndarray:
+def memory_series(result: RunResult) -> tuple[np.ndarray, np.ndarray]:
+    """(steps, GB) of the records that measured memory (on a CPU, RSS is read at most every 0.1 s)."""
     key = "gpu_memory_gb" if "gpu_memory_gb" in result.train else "cpu_memory_gb"
-    return result.train[key].to_numpy()
+    measured = result.train[result.train[key].notna()]
+    return measured["step"].to_numpy(), measured[key].to_numpy()
 
 
 def growth_per_100_steps_gb(result: RunResult) -> float:
     """Slope of a straight line fitted to memory over the second half of the run, per 100 steps."""
-    memory = memory_series(result)
-    steps = result.train["step"].to_numpy()
+    steps, memory = memory_series(result)
     half = len(memory) // 2
     slope = np.polyfit(steps[half:], memory[half:], 1)[0]
     return float(slope * 100)
