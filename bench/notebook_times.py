@@ -4,13 +4,17 @@
 
 The solved notebook is the source notebook (solution regions and hidden tests included); the blank one is
 the release a learner starts from (it must still run to the end: its failing cells are allowed to fail).
+Each runs in a copy of its assignment folder in a temporary directory, so the runs it trains and the files
+it writes never land in the checkout.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,11 +27,14 @@ from autograder.course import Course  # noqa: E402
 
 
 def run_seconds(path: Path) -> float:
-    notebook = nbformat.read(str(path), as_version=4)
-    start = time.perf_counter()
-    NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
-    return time.perf_counter() - start
+    """Run the notebook at ``path`` in a temporary copy of its folder; the seconds the kernel took."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(shutil.copytree(path.parent, Path(scratch) / path.parent.name))
+        notebook = nbformat.read(str(folder / path.name), as_version=4)
+        start = time.perf_counter()
+        NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=True,
+                       resources={"metadata": {"path": str(folder)}}).execute()
+        return time.perf_counter() - start
 
 
 def main() -> None:

@@ -143,6 +143,34 @@ def test_minimal_course_log_of_a_healthy_run_has_no_findings(tmp_path):
     assert diagnose(write(tmp_path, healthy_lines(200))).findings == []
 
 
+# ------------------------------------------------------------------------- oscillation vs divergence
+def jump_then(settle_at, count=150):
+    """Loss 3.5 that jumps to 7 for steps 4-10, then goes to ``settle_at`` (x its start) with a wobble."""
+    def loss(step):
+        if 4 <= step <= 10:
+            return 7.0
+        level = 3.5 * (settle_at + (1 - settle_at) * math.exp(-max(step - 10, 0) / 20))
+        return level * (1 + 0.05 * ((step * 7) % 5 - 2) / 2)
+    return [json.dumps(record(s, loss(s))) for s in range(1, count + 1)]
+
+
+@pytest.mark.parametrize("settle_at, label, other", [(0.7, "oscillation", "divergence"),
+                                                      (1.6, "divergence", "oscillation")])
+def test_a_jump_that_falls_back_is_a_swing_and_one_that_stays_up_is_divergence(tmp_path, settle_at, label, other):
+    findings = {f.anomaly: f for f in diagnose(write(tmp_path, jump_then(settle_at))).findings}
+    assert label in findings and other not in findings  # the two rules split the cases, never both
+    assert abs(findings[label].step - 4) <= 3  # the jump's start, within half the smoothing window (7 points)
+
+
+def test_regular_swings_around_a_falling_trend_are_oscillation(tmp_path):
+    # Period-2 bouncing (+-30 %) around a trend from 3 to 1.5: what GD does near LR = 2 / curvature.
+    lines = [json.dumps(record(s, (1.5 + 1.5 * math.exp(-s / 40)) * (1.3 if s % 2 else 0.75)))
+             for s in range(1, 201)]
+    findings = diagnose(write(tmp_path, lines)).findings
+    assert findings and findings[0].anomaly == "oscillation"
+    assert "regular" in findings[0].evidence
+
+
 # -------------------------------------------------------------------------------------- benchmark slice
 @pytest.mark.parametrize("case", [
     Case("mlp", "healthy", 2), Case("mlp", "healthy_noisy", 3, minimal=True), Case("mlp", "nan_loss", 2),

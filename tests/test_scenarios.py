@@ -19,10 +19,6 @@ MACHINE_KEYS = ("timestamp", "tokens_per_sec", "cpu_memory_gb", "gpu_memory_gb",
 # Where the doctor does not (yet) name a scenario's label. Checked both ways, so a fix to the doctor shows
 # up as a failing test that asks for this table to be updated.
 DOCTOR_GAPS = {
-    # Batch 2 at a constant LR 0.1 with AdamW: the loss blows up to ~3x its start in the first steps (the
-    # doctor says divergence, a fair reading), then stalls with spikes milder than a healthy small-batch
-    # run's sampling noise, so no log-only oscillation statistic can call it without false alarms.
-    ("oscillation", None): "the early blow-up is read as divergence; the later spikes look like batch noise",
     # No label fits: the loss never goes non-finite, the run dies with an index error (run_end's error).
     ("nan", "bad_token_ids"): "on the CPU the run crashes with a data error: no metric shows it",
 }

@@ -70,3 +70,25 @@ def doctor_labels(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(f"unknown label {', '.join(unknown) or repr(text)} "
                                          f"(accepted: {', '.join(LABELS)})")
     return labels
+
+
+def add_course_option(parser) -> None:
+    """``--course DIR``, shared by the verbs that work on the course (check, grade, course release)."""
+    parser.add_argument("--course", type=Path, metavar="DIR", help="the course directory (default: this checkout)")
+
+
+def open_course(args, assignment: str | None = None):
+    """The course ``--course`` names (default: this checkout), holding ``assignment`` when one is given.
+
+    A missing course or an unknown assignment is the user's input, not a bug: a ``UsageError`` (exit 2).
+    """
+    from autograder.course import Course, CourseError
+    from chapters.cli import UsageError
+
+    try:
+        course = Course.find(args.course)
+        if assignment is not None:
+            course.source_path(assignment)
+    except CourseError as err:
+        raise UsageError(err) from None
+    return course

@@ -4,28 +4,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chapters.cli.args import add_course_option, open_course
+
 
 def add_parser(verbs) -> None:
     parser = verbs.add_parser("check", help="run the public tests of your notebook for assignment ID")
     parser.add_argument("assignment", metavar="ID", help="the assignment id, e.g. 02_metrics")
     parser.add_argument("notebook", nargs="?", type=Path, metavar="NOTEBOOK",
                         help="your notebook (default: exercises/ID/ID.ipynb)")
-    parser.add_argument("--course", type=Path, metavar="DIR", help="the course directory (default: this checkout)")
+    add_course_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
     """Exit 0 when every public test passes, 1 when some fail, 2 when the notebook cannot be checked."""
     from chapters.cli import UsageError
-    from autograder.course import Course, CourseError
     from autograder.engine import grade_notebook
 
-    try:
-        course = Course.find(args.course)
-        notebook = args.notebook or course.release_path(args.assignment)
-        course.source_path(args.assignment)
-    except CourseError as err:
-        raise UsageError(err) from None
+    course = open_course(args, args.assignment)
+    notebook = args.notebook or course.release_path(args.assignment)
     result = grade_notebook(course, args.assignment, notebook, public_only=True)
     if result.status == "invalid":
         raise UsageError(result.notes[0])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from chapters.cli.args import add_course_option, open_course
 
 
 def add_parser(verbs) -> None:
@@ -11,16 +11,16 @@ def add_parser(verbs) -> None:
                                     parser_class=type(parser))
     release = actions.add_parser("release", help="run nbgrader generate_assignment for ID (default: all)")
     release.add_argument("assignment", nargs="?", metavar="ID")
-    release.add_argument("--course", type=Path, metavar="DIR", help="the course directory (default: this checkout)")
+    add_course_option(release)
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
     from chapters.cli import UsageError
-    from autograder.course import Course, CourseError
+    from autograder.course import CourseError
 
+    course = open_course(args, args.assignment)
     try:
-        course = Course.find(args.course)
         for assignment in [args.assignment] if args.assignment else course.assignments():
             path = course.generate_release(assignment)
             print(f"released {assignment}: {path.relative_to(course.root)}")

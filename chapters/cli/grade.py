@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from chapters.cli.args import positive_float, positive_int, writable_dir
+from chapters.cli.args import add_course_option, open_course, positive_float, positive_int, writable_dir
 
 
 def add_parser(verbs) -> None:
@@ -22,7 +22,7 @@ def add_parser(verbs) -> None:
                         help="address-space limit of a submission's process (default 4)")
     parser.add_argument("--force", action="store_true", help="grade again submissions already graded")
     parser.add_argument("--json", action="store_true", help="print one JSON document with every result")
-    parser.add_argument("--course", type=Path, metavar="DIR", help="the course directory (default: this checkout)")
+    add_course_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -30,14 +30,9 @@ def run(args) -> int:
     from chapters.cli import UsageError
     from autograder.batch import grade_all, summary
     from autograder.confine import Limits
-    from autograder.course import Course, CourseError
     from autograder.sandbox import SandboxLimits
 
-    try:
-        course = Course.find(args.course)
-        course.source_path(args.assignment)
-    except CourseError as err:
-        raise UsageError(err) from None
+    course = open_course(args, args.assignment)
     if not args.submissions.is_dir():
         raise UsageError(f"--submissions {args.submissions}: not a folder")
     limits = SandboxLimits(wall_seconds=args.timeout, cell_seconds=args.timeout / 2,

@@ -5,11 +5,16 @@ the first 10 % of points). Threshold: the smoothed loss stays at or above ``RISE
 sustained stretch, or -- after the run had learned (smoothed loss below half the start) -- comes back to
 ``RELAPSE`` x the start. Why: a random model's loss is the worst a sane run sees; an optimizer that pushes
 it higher is being thrown out of the basin (learning rate too high for the curvature).
+
+A run whose loss rose like that but then fell back and *ended* below its start
+(:data:`oscillation.FELL_BACK`) is not diverging: it was thrown out of the valley and fell back in, and
+:mod:`chapters.doctor.oscillation` reports that swing.
 """
 
 from __future__ import annotations
 
 from chapters.doctor.findings import Finding, confidence
+from chapters.doctor.oscillation import fell_back
 from chapters.doctor.signals import first_sustained, head, smooth, window_for
 
 RISE = 1.5
@@ -27,7 +32,7 @@ def check(run) -> list[Finding]:
     smoothed = smooth(loss, window_for(len(loss)))
     sustained = max(3, len(loss) // 50)
     step = first_sustained(smoothed >= RISE * start, sustained)
-    if step is not None:
+    if step is not None and not fell_back(smoothed, start):
         peak = float(smoothed.max())
         return [_finding(step, confidence(0.7, peak / (RISE * start)),
                          f"train loss rose from {start:.4g} at the start to {peak:.4g} (x{peak / start:.1f}) "

@@ -7,18 +7,35 @@ Why both: small batches make every record noisy, but that noise is independent f
 next (autocorrelation near 0). A learning rate too high for the curvature makes the loss bounce between
 the walls of a valley -- up, down, up (strongly negative autocorrelation) -- or surge and recover over a
 few records (positive).
+
+A second statistic catches the one big swing: the smoothed loss (rolling median, as for ``divergence``)
+stays at or above ``BOUNCE`` x its start level for a few records, and the run still *ends* below
+``FELL_BACK`` x its start. Why: healthy runs never climb above their starting loss (at most 1.11x in the
+benchmark, the first records' noise); a learning rate too high for the batch throws the weights out of the
+valley (the loss jumps to 1.4-2x its start in the course's oscillation scenario) and they fall back in and
+bounce on. A run that goes up and *stays* up is ``divergence``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import smooth, window_for
+from chapters.doctor.signals import first_sustained, head, smooth, tail, window_for
 
 SWING = 0.1
 MIN_ACF = 0.3
+BOUNCE = 1.3
+FELL_BACK = 0.9
 LESSON = "docs/doctor.md#oscillation"
+FIX = "lower the learning rate, use a larger effective batch (gradient accumulation), longer warmup"
+EXPERIMENT = "re-run with half the learning rate: the swings should shrink and the loss end lower"
+
+
+def fell_back(smoothed: pd.Series, start: float) -> bool:
+    """Did the run end (median of its last tenth, smoothed) below ``FELL_BACK`` x its start level?"""
+    return float(tail(smoothed).median()) < FELL_BACK * start
 
 
 def check(run) -> list[Finding]:
@@ -26,6 +43,26 @@ def check(run) -> list[Finding]:
     loss = loss[loss > 0]
     if len(loss) < 16:
         return []
+    return bounce(loss) or regular_swings(loss)
+
+
+def bounce(loss: pd.Series) -> list[Finding]:
+    """One big swing: up to ``BOUNCE`` x the start, then back below ``FELL_BACK`` x the start by the end."""
+    start = float(head(loss, 0.02).median())  # the first few points: the untrained model
+    smoothed = smooth(loss, window_for(len(loss)))
+    step = first_sustained(smoothed >= BOUNCE * start, max(3, len(loss) // 50))
+    if step is None or not fell_back(smoothed, start):
+        return []
+    peak, end = float(smoothed.max()), float(tail(smoothed).median())
+    return [Finding("oscillation", confidence(0.7, peak / (BOUNCE * start)), int(step),
+                    f"the loss jumped from {start:.4g} to {peak:.4g} (x{peak / start:.1f} its start) from step "
+                    f"{step}, then fell back to {end:.4g} by the end: the steps overshoot the valley and bounce "
+                    "instead of descending (a run that stayed up would be divergence)",
+                    fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
+
+
+def regular_swings(loss: pd.Series) -> list[Finding]:
+    """Large swings around the trend in the second half, correlated from one record to the next."""
     log_loss = np.log(loss)
     residual = (log_loss - smooth(log_loss, window_for(len(loss), 0.05, 5))).iloc[len(loss) // 2:]
     swing = float(residual.abs().median())
@@ -35,8 +72,4 @@ def check(run) -> list[Finding]:
     return [Finding("oscillation", confidence(0.6, swing / SWING), int(residual.index[0]),
                     f"in the second half the loss swings by {np.expm1(swing):.0%} around its trend, and the "
                     f"swings are regular (lag-1 autocorrelation {acf:+.2f}), not independent batch noise",
-                    fix="lower the learning rate, use a larger effective batch (gradient accumulation), "
-                        "longer warmup",
-                    experiment="re-run with half the learning rate: the swings should shrink and the loss "
-                               "end lower",
-                    lesson=LESSON)]
+                    fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
