@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.oscillation import fell_back
-from chapters.doctor.signals import first_sustained, head, smooth, window_for
+from chapters.doctor.signals import first_sustained, smooth, start_level, window_for
 
 RISE = 1.5
 RELAPSE = 0.9
@@ -26,7 +26,7 @@ def check(run) -> list[Finding]:
     loss = run.curve("train_loss")
     if len(loss) < 6:
         return []
-    start = float(head(loss, 0.02).median())  # the first few points: the untrained model
+    start = start_level(loss)
     if start <= 0:
         return []
     smoothed = smooth(loss, window_for(len(loss)))

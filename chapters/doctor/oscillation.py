@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import first_sustained, head, smooth, tail, window_for
+from chapters.doctor.signals import first_sustained, smooth, start_level, tail, window_for
 
 SWING = 0.1
 MIN_ACF = 0.3
@@ -48,7 +48,7 @@ def check(run) -> list[Finding]:
 
 def bounce(loss: pd.Series) -> list[Finding]:
     """One big swing: up to ``BOUNCE`` x the start, then back below ``FELL_BACK`` x the start by the end."""
-    start = float(head(loss, 0.02).median())  # the first few points: the untrained model
+    start = start_level(loss)
     smoothed = smooth(loss, window_for(len(loss)))
     step = first_sustained(smoothed >= BOUNCE * start, max(3, len(loss) // 50))
     if step is None or not fell_back(smoothed, start):

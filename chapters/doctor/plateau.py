@@ -11,7 +11,7 @@ A log that starts late (a resumed run's tail) cannot tell "stuck" from "converge
 from __future__ import annotations
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import head, smooth, window_for
+from chapters.doctor.signals import smooth, start_level, window_for
 
 MIN_DROP = 0.1
 LESSON = "docs/doctor.md#loss_plateau"
@@ -21,7 +21,7 @@ def check(run) -> list[Finding]:
     loss = run.curve("train_loss")
     if len(loss) < 8 or run.nonfinite["train_loss"].any():
         return []
-    start = float(head(loss, 0.02).median())  # the first few points: the untrained model
+    start = start_level(loss)
     best = float(smooth(loss, window_for(len(loss))).min())
     floor = run.info("loss_floor")
     starts_late = loss.index[0] > max(50, 0.1 * loss.index[-1])

@@ -43,6 +43,15 @@ def head(values: pd.Series, fraction: float = 0.1, least: int = 3) -> pd.Series:
     return values.iloc[: max(least, int(len(values) * fraction))]
 
 
+def start_level(loss: pd.Series) -> float:
+    """The loss of the untrained model: the median of the first ~2 % of points (at least 3).
+
+    A median of a few points, not the first point alone: one record of a small-batch run can be 50 % off.
+    Divergence, oscillation and plateau all measure the run against this level.
+    """
+    return float(head(loss, 0.02).median())
+
+
 def tail(values: pd.Series, fraction: float = 0.1, least: int = 3) -> pd.Series:
     return values.iloc[-max(least, int(len(values) * fraction)):]
 
