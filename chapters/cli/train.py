@@ -68,8 +68,11 @@ def run(args) -> int:
         ranks = distributed.setup(device, args.dist_timeout)  # a no-op without torchrun
     except (ValueError, RuntimeError) as err:
         raise UsageError(f"cannot join the torchrun process group: {err}") from None
+    finished = False  # did this rank's run end normally? Then it waits for the others before leaving
     try:
-        return train(args, corpus, ranks)
+        status = train(args, corpus, ranks)
+        finished = True
+        return status
     except UsageError:
         raise
     except Exception as err:
@@ -80,7 +83,7 @@ def run(args) -> int:
               file=sys.stderr)
         return 1
     finally:
-        distributed.teardown()
+        distributed.teardown(wait_for_others=finished)
 
 
 def train(args, corpus, ranks: distributed.Ranks) -> int:

@@ -63,7 +63,7 @@ def main() -> dict:
     result = {"world_size": ranks.world_size, "rank": ranks.rank, "parameters": full,
               "stored_parameters": stored_parameters(model),
               "loss": distributed.average(loss.detach(), ranks).item()}
-    distributed.teardown()
+    distributed.teardown(wait_for_others=True)
     return result
 
 

@@ -92,10 +92,12 @@ def run_ranks(scenario_id: str, variant: str, options: Options, run_dir: Path, p
 def _rank_main(scenario_id: str, variant: str, options: Options, run_dir: str) -> None:
     if "OMP_NUM_THREADS" not in os.environ:
         torch.set_num_threads(1)  # as torchrun does: the ranks share this machine's cores
+    finished = False
     try:
         _child_main(scenario_id, variant, options, run_dir)
+        finished = True
     finally:
-        distributed.teardown()
+        distributed.teardown(wait_for_others=finished)
 
 
 def _child_main(scenario_id: str, variant: str, options: Options, run_dir: str) -> None:
