@@ -29,7 +29,10 @@ def check(run) -> list[Finding]:
         second = memory.iloc[len(memory) // 2:]
         if late - early < max(MIN_GB, GROWTH * early) or second.nunique() < 2:
             continue
-        trend = second.corr(second.index.to_series(index=second.index).astype(float), method="spearman")
+        # Spearman's rank correlation is Pearson's on the ranks; ranking here keeps scipy (which pandas'
+        # method="spearman" imports) out of the dependencies.
+        steps = second.index.to_series(index=second.index).astype(float)
+        trend = second.rank().corr(steps.rank())
         if not trend >= MIN_TREND:
             continue
         return [Finding("memory_growth", confidence(0.8, (late - early) / max(MIN_GB, GROWTH * early)),
