@@ -119,10 +119,10 @@ class TopK:
             raise CheckFailed(f"{setting}: observed {len(kept)} saves, expected {len(expected)}")
 
 
-TOPK_HINT = ("name files by step (not by how many are kept), delete only what falls out of the K best, fix the "
-             "report line, and store the ranking next to the files so a restarted run can read it back")
+TOPK_HINT = ("trace the course text's checkpointer by hand for a few saves: which file does it write, which does "
+             "it delete, and what does a restarted run know?")
 register_with_hidden("08_checkpoints.topk", hint=TOPK_HINT)(TopK("basic"))
-PROPERTY_HINT = "ties keep the older checkpoint, NaN scores are never kept, mode='max' keeps the largest"
+PROPERTY_HINT = "the edge cases in the notebook's rules: equal scores, scores that are not numbers, the other mode"
 register_with_hidden("08_checkpoints.topk_properties", hint=PROPERTY_HINT)(TopK("full"))
 
 
@@ -265,6 +265,6 @@ class SafeLoad:
                     raise CheckFailed(f"{what}: after safe_load the model does not hold the checkpoint's weights")
 
 
-LOAD_HINT = ("torch.load(..., weights_only=True); strict keys; probe with ids below config.vocab_size; any "
-             "failure becomes CheckpointError naming the file")
+LOAD_HINT = ("what can a file from elsewhere do while it is unpickled, what if it does not match the model, and "
+             "how do you know the loaded model works?")
 register_with_hidden("08_checkpoints.safe_load", hint=LOAD_HINT)(SafeLoad)

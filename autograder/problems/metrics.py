@@ -55,7 +55,7 @@ class TotalGradNorm:
                               "(L2 norm over all gradients together; skip parameters whose .grad is None)")
 
 
-HINT = "the square root of the sum of squares of every gradient entry; parameters without .grad are skipped"
+HINT = "the formula is in section 1; check your number against what clip_grad_norm_ returns on the same model"
 register_with_hidden("02_metrics.total_grad_norm", hint=HINT)(TotalGradNorm)
 
 
@@ -123,7 +123,8 @@ class GroupGradNorms:
                                   f"gives {norm:.6g} (a tied weight counts once: use named_parameters())")
 
 
-HINT = "group model.named_parameters() with grouping(name), skip .grad None, L2 norm of each group's gradients"
+HINT = ("which parameters belong to which group, which groups have no gradient at all, and how many times a "
+        "tied weight should count")
 register_with_hidden("02_metrics.grad_norm_per_group", hint=HINT)(GroupGradNorms)
 
 
@@ -197,7 +198,7 @@ class WindowThroughputCheck:
                                   "(tokens since the previous read / time since the previous read, after a sync)")
 
 
-HINT = "add() only counts tokens; read() calls synchronize(), then clock(), divides by the time since the last read"
+HINT = ("where may the host wait for the device, and where must it? a window runs from one read to the next")
 register_with_hidden("02_metrics.window_throughput", hint=HINT)(WindowThroughputCheck)
 
 
@@ -257,7 +258,7 @@ class MemoryCheck:
                                       "(peak since the previous read, in 10**9 bytes; reset the peaks after reading)")
 
 
-HINT = "read max_memory_allocated() and max_memory_reserved() / 1e9, then reset_peak_memory_stats()"
+HINT = "a peak counter only goes up: what makes each reading the peak of its own window? (units: 10**9 bytes)"
 register_with_hidden("02_metrics.memory_meter", hint=HINT)(MemoryCheck)
 
 
@@ -312,6 +313,6 @@ class CourseTextExplanation:
                                   f"(within {ABOUT_RIGHT:.0%} of 1 counts as about right)")
 
 
-HINT = ("run course_text_loop on a SimulatedGPU; the truth is all tokens / gpu.clock() at the end; compare, then "
-        "pick direction, cause and fix from the vocabularies")
+HINT = ("measure both numbers on the simulated device of section 3 (what the course text reports, and what the "
+        "device really did), then choose from the vocabularies")
 register_with_hidden("02_metrics.course_text_answer", hint=HINT)(CourseTextExplanation)

@@ -31,6 +31,10 @@ FIX_STEPS = 30
 # the last record's loss; at most 2.26), while lr 1e-3 stays at 2.50 or above: the line sits between the two.
 # (It was 2.2 until 2026-11-30, which failed the sane config on about one seed in 180.)
 TARGET_LOSS = 2.4
+# The lr_spike cause has two halves, a peak far too high *and* no warmup, and the lesson's fix answers both. A
+# lower peak alone happens to survive these 30 steps, so the judge asks for the warmup by name: at least a few
+# steps of it (one or two steps of warmup is no ramp at all).
+MIN_WARMUP_STEPS = 5
 
 
 # ------------------------------------------------------------------------------------------ data check
@@ -90,7 +94,8 @@ class DataCheck:
                               "0..vocab_size-1)")
 
 
-HINT = "unusable: (labels == IGNORE_INDEX).all(), or any input id < 0 or >= vocab_size"
+HINT = ("section 2 of the notebook lists the two ways a batch cannot be trained on; think about which batches "
+        "merely look odd (padding, one empty row) and are still usable")
 register_with_hidden("03_nan.data_check", hint=HINT)(DataCheck)
 
 
@@ -169,8 +174,8 @@ class Diagnosis:
                 raise CheckFailed(f"{key} {observation[key]!r} is wrong for this log ({why})")
 
 
-HINT = ("read the log with read_metrics_log; step = the nan event's step; a NaN that persists after an exploding "
-        "grad_norm is lr_spike, an isolated NaN window is all_ignored_labels")
+HINT = ("compare the two public logs of section 3: what the learning rate and the gradient norm do before the "
+        "NaN, and whether the loss comes back after it; the log's events say when")
 register_with_hidden("03_nan.diagnosis", hint=HINT)(Diagnosis)
 
 
@@ -203,6 +208,10 @@ class Fix:
         for key, value in observation.items():
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
                 raise CheckFailed(f"{key} must be a number, got {value!r}")
+        if observation.get("warmup_steps", 0) < MIN_WARMUP_STEPS:
+            raise CheckFailed(f"warmup_steps {observation.get('warmup_steps', 0)}: the broken run had two faults, and "
+                              f"this fix answers one. Re-read the cause in section 1 (at least {MIN_WARMUP_STEPS} "
+                              "warmup steps)")
         try:
             run = train_with_changes(seed, observation)
         except ValueError as err:  # TrainConfig.validate: the message names the field
@@ -214,5 +223,6 @@ class Fix:
                               f"{FIX_STEPS} steps: the learning rate is too timid")
 
 
-HINT = "FIX = {...}: a sane peak lr (the tiny preset uses 1e-2) with linear warmup_steps; clipping alone is not enough"
+HINT = ("look at what the lr_spike run does in its first steps, and at what the lesson says a healthy start "
+        "needs; the tiny preset's own settings (chapters/core/run.py) are a place to start")
 register_with_hidden("03_nan.fix", hint=HINT)(Fix)

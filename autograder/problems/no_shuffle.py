@@ -120,8 +120,8 @@ class EpochPeriodic:
                               " (remove the trend first, then compare the within-epoch shapes of different epochs)")
 
 
-HINT_PERIODIC = ("read steps_per_epoch from the run_start event; take log(train_loss) minus a rolling mean one epoch "
-                 "wide; cut the rest into epochs and correlate the mean shape of even epochs with that of odd ones")
+HINT_PERIODIC = ("the log knows how long an epoch is; a loss that only falls also looks alike from epoch to epoch, "
+                 "so think about what to remove before you compare epochs, and compare epochs that are independent")
 register_with_hidden(f"{ASSIGNMENT}.is_epoch_periodic", hint=HINT_PERIODIC)(EpochPeriodic)
 
 
@@ -178,9 +178,8 @@ class ShuffledLoader:
                               "drawn from (seed, epoch)")
 
 
-HINT_LOADER = ("a DataLoader over BatchSampler(RandomSampler(dataset, generator=torch.Generator().manual_seed(...)), "
-               "batch_size, drop_last=True) with batch_size=None; seed the generator from seed and epoch together "
-               "(chapters.core.data.make_loader shows the recipe)")
+HINT_LOADER = ("read make_loader and LineDataset in chapters/core/data.py; then ask what must change from one "
+               "epoch to the next and what must not change between two runs")
 register_with_hidden(f"{ASSIGNMENT}.shuffled_loader", hint=HINT_LOADER)(ShuffledLoader)
 
 
@@ -238,6 +237,5 @@ class CompareVal:
             raise CheckFailed(f"better should be {expected['better']!r} (the lower val loss)")
 
 
-HINT_COMPARE = ("read both logs' val_loss records; find the last step present in both; return the two val losses "
-                "there and which run ('broken' or 'fixed') is lower")
+HINT_COMPARE = "two runs of different lengths: at which step is a comparison fair?"
 register_with_hidden(f"{ASSIGNMENT}.compare_val", hint=HINT_COMPARE)(CompareVal)

@@ -193,11 +193,11 @@ class FixOOM:
                               "costs recomputation there")
 
 
-register("07_oom.estimate", hint="parameters + AdamW m and v (once) + activations per layer per token + "
-         "logits; see chapters/memory/estimator.py's docstring")(PeakEstimate)
+register("07_oom.estimate", hint="list what lives in memory during a training step (weights, gradients, optimizer state, "
+         "activations, logits) and read chapters/memory/estimator.py's docstring")(PeakEstimate)
 register("07_oom.estimate_hidden", hint="the same estimate on other models", hidden=True)(PeakEstimate)
-FITS_HINT = "compare estimate_peak_bytes(...) of each run with the cap"
+FITS_HINT = "you already have an estimate; what does each run need, and what does the cap allow?"
 register_with_hidden("07_oom.fits", hint=FITS_HINT)(PredictFits)
-FIX_HINT = ("try accumulation steps 1, 2, 4... (divisors of the effective batch); at each, the micro-batch "
-            "without checkpointing, then with it; return the first that fits")
+FIX_HINT = ("the effective batch must not change; of the settings that fit, which one wastes the least "
+            "time? (section 4 compares the costs)")
 register_with_hidden("07_oom.fix", hint=FIX_HINT)(FixOOM)

@@ -88,9 +88,8 @@ class EarlyStoppingCheck:
                                   f"{expected['weights_from']}, got {got['stopped_at']} and {got['weights_from']}")
 
 
-HINT_STOPPING = ("improvement means val_loss < best - min_delta; count evaluations without one and set "
-                 "trainer.should_stop when the count reaches patience; keep a *copy* of the best weights "
-                 "(state_dict() tensors change in place) and load it in on_run_end when restore_best")
+HINT_STOPPING = ("what counts as an improvement, what you count between improvements, and what you keep of the "
+                 "best model (does a state_dict stay the same while training goes on?)")
 register_with_hidden(f"{ASSIGNMENT}.early_stopping", hint=HINT_STOPPING)(EarlyStoppingCheck)
 
 
@@ -152,8 +151,8 @@ class OverfittingDiagnosis:
                               "its minimum while train fell; divergence: train rose too; else healthy)")
 
 
-HINT_DIAGNOSIS = ("find the val minimum; val ending >= 10 % above it with train lower than at the minimum is "
-                  "overfitting (evidence_step: the minimum's step); train higher too is divergence; else healthy")
+HINT_DIAGNOSIS = ("the notebook's definitions of the three verdicts: look at where val is lowest and what both "
+                  "curves do after it")
 register_with_hidden(f"{ASSIGNMENT}.diagnose_overfitting", hint=HINT_DIAGNOSIS)(OverfittingDiagnosis)
 
 
@@ -187,6 +186,6 @@ class RegularisationCheck:
                               "learning has no gap either)")
 
 
-HINT_REGULARISATION = ("a dict with dropout, weight_decay, lines_per_dialect and steps within "
-                       "Regularisation.BOUNDS; try each knob with train_regularised + measure_gap")
+HINT_REGULARISATION = ("each knob in Regularisation.BOUNDS attacks the gap differently; measure a few choices "
+                       "with the notebook's helpers before you commit to one")
 register_with_hidden(f"{ASSIGNMENT}.regularisation", hint=HINT_REGULARISATION)(RegularisationCheck)
