@@ -48,7 +48,7 @@ def main() -> None:
     parser.add_argument("--busy", default="0,1", help="comma-separated numbers of busy processes to try")
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs; {args.steps} steps of the tiny preset; median of {args.repeats}")
-    print(f"{'busy':>5}{'threads':>9}{'seconds':>9}{'vs 1':>7}")
+    print(f"{'busy':>5}  {'threads':<13}{'seconds':>8}{'vs 1':>7}")
     for busy in (int(n) for n in args.busy.split(",")):
         spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
         try:
@@ -61,7 +61,7 @@ def main() -> None:
             for threads, runs in medians.items():
                 seconds = statistics.median(s for s, _ in runs)
                 label = f"{runs[0][1]}" + (" (default)" if threads == 0 else "")
-                print(f"{busy:>5}{label:>9}{seconds:>9.2f}{seconds / base:>7.2f}")
+                print(f"{busy:>5}  {label:<13}{seconds:>8.2f}{seconds / base:>7.2f}", flush=True)
         finally:
             for spinner in spinners:
                 spinner.kill()

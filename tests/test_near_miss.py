@@ -71,7 +71,7 @@ def test_near_miss_loses_points_on_the_hidden_check(near_miss, tmp_path, monkeyp
     for seed in (EXPENSIVE_SEEDS if near_miss.expensive else SEEDS):
         try:
             graded(f"{near_miss.assignment}.{near_miss.check}_hidden", learner_object, seed)
-        except checks.CheckFailed:
+        except Exception:  # noqa: BLE001 -- a failed check or a crash in the learner's code: the cell fails
             continue
         passed.append(seed)
     assert not passed, f"{near_miss.mistake!r} passed the hidden check on seeds {passed}"

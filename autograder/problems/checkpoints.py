@@ -43,8 +43,14 @@ def score_sequence(seed: int, kind: str) -> dict:
             scores.append(float("nan"))
         else:
             scores.append(round(rng.uniform(0.0, 3.0), 1 if rng.random() < 0.5 else 3))  # ties when rounded
-    return {"k": rng.randint(1, 4), "mode": rng.choice(["min", "max"]) if full else "min", "scores": scores,
-            "restart_at": rng.randint(2, len(scores) - 2) if full else None}
+    k, mode = rng.randint(1, 4), rng.choice(["min", "max"]) if full else "min"
+    if full:  # every property, every time: a NaN while fewer than K are kept, and a tie at the K-th place
+        scores[rng.randrange(k)] = float("nan")
+        position = rng.randrange(k + 2, len(scores))
+        earlier = sorted((v for v in scores[:position] if not math.isnan(v)), reverse=mode == "max")
+        if len(earlier) >= k:
+            scores[position] = earlier[k - 1]
+    return {"k": k, "mode": mode, "scores": scores, "restart_at": rng.randint(2, len(scores) - 2) if full else None}
 
 
 def metric_name(mode: str) -> str:
@@ -148,7 +154,8 @@ def loader_setting(seed: int) -> tuple[GPTConfig, list[str]]:
         return GPTConfig(vocab_size=33, block_size=32, n_layer=2, n_head=2, n_embd=16), PUBLIC_CASES
     config = GPTConfig(vocab_size=rng.choice([20, 33, 65, 97]), block_size=rng.choice([16, 32]),
                        n_layer=rng.randint(1, 2), n_head=2, n_embd=rng.choice([8, 16, 24]))
-    cases = ["good", "good"] + rng.sample(BAD_KINDS, 5)
+    # NaN weights every time: the one bad file that loads without an error and is caught only by the probe.
+    cases = ["good", "good", "nan_weights"] + rng.sample([kind for kind in BAD_KINDS if kind != "nan_weights"], 4)
     rng.shuffle(cases)
     return config, cases
 
