@@ -25,6 +25,7 @@ class NearMiss:
     old: str
     new: str
     expensive: bool = False  # the check trains models: fewer seeds
+    known_gap: str = ""  # why the hidden check cannot catch it yet (the test then expects it to pass somewhere)
 
 
 NEAR_MISSES = [
@@ -149,8 +150,8 @@ NEAR_MISSES = [
              "logits = 3 * 4 * tokens * v", "logits = 0"),
     NearMiss("07_oom", "predict_fits", "predict_fits", "fits", "checkpointing ignored",
              'run["seq_len"], run["grad_checkpointing"])', 'run["seq_len"], False)'),
-    NearMiss("07_oom", "choose_fix", "choose_fix", "fix", "checkpointing tried first",
-             "for checkpointing in (False, True):", "for checkpointing in (True, False):"),
+    NearMiss("07_oom", "choose_fix", "choose_fix", "fix", "checkpointing never considered",
+             "for checkpointing in (False, True):", "for checkpointing in (False,):"),
     NearMiss("07_oom", "choose_fix", "choose_fix", "fix", "micro-batch that does not divide the batch",
              "        if effective_batch % accum:\n            continue  # the micro-batch must divide the effective batch exactly\n"
              "        micro = effective_batch // accum\n",

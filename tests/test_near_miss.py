@@ -63,7 +63,13 @@ def graded(name: str, learner_object, seed: int) -> None:
         checks.check(name, learner_object)
 
 
-@pytest.mark.parametrize("near_miss", NEAR_MISSES, ids=lambda n: f"{n.assignment}-{n.check}-{n.mistake}")
+def cases():
+    for near_miss in NEAR_MISSES:
+        marks = [pytest.mark.xfail(strict=True, reason=near_miss.known_gap)] if near_miss.known_gap else []
+        yield pytest.param(near_miss, marks=marks, id=f"{near_miss.assignment}-{near_miss.check}-{near_miss.mistake}")
+
+
+@pytest.mark.parametrize("near_miss", cases())
 def test_near_miss_loses_points_on_the_hidden_check(near_miss, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # checks write their logs and weights where the notebook runs
     learner_object = namespace_with(near_miss)[near_miss.name]

@@ -139,19 +139,11 @@ class PredictFits:
 
 
 # ------------------------------------------------------------------------------------- the OOM fix
-def fix_problems(seed: int) -> list[tuple[int, int]]:
-    """[(effective batch, cap in bytes)], each with one clear best fix: the cap is far from every candidate's need.
-
-    Hidden: two problems, one whose best fix checkpoints and one whose best fix does not, so neither "always
-    checkpoint" nor "never checkpoint" is an answer.
-    """
+def fix_problem(seed: int) -> tuple[int, int]:
+    """(effective batch, cap in bytes) with one clear best fix: the cap is far from every candidate's need."""
     if seed == 0:
-        return [(oom.EFFECTIVE_BATCH, PUBLIC_CAP_BYTES)]
+        return oom.EFFECTIVE_BATCH, PUBLIC_CAP_BYTES
     rng = random.Random(seed + 2)
-    return [fix_problem(rng, checkpointing) for checkpointing in rng.sample([False, True], 2)]
-
-
-def fix_problem(rng: random.Random, checkpointing: bool) -> tuple[int, int]:
     config = tiny_config()
     while True:
         effective = rng.choice([256, 512, 1024, 2048, 4096])
@@ -159,8 +151,7 @@ def fix_problem(rng: random.Random, checkpointing: bool) -> tuple[int, int]:
         needs = [reference_bytes(config, effective // accum, SEQ_LEN, ckpt)
                  for accum in divisors(effective) for ckpt in (False, True)]
         full_batch_fits = needs[0] <= cap
-        if not full_batch_fits and min(needs) <= cap and all(abs(n - cap) > AMBIGUITY * cap for n in needs) \
-                and best_fix(effective, cap)["grad_checkpointing"] == checkpointing:
+        if not full_batch_fits and min(needs) <= cap and all(abs(n - cap) > AMBIGUITY * cap for n in needs):
             return effective, cap
 
 
@@ -182,20 +173,14 @@ def best_fix(effective: int, cap: int) -> dict:
 class FixOOM:
     @staticmethod
     def collect(seed, choose_fix):
-        answers = [choose_fix(effective, cap) for effective, cap in fix_problems(seed)]
-        return [{"batch_size": int(answer["batch_size"]), "grad_accum_steps": int(answer["grad_accum_steps"]),
-                 "grad_checkpointing": bool(answer["grad_checkpointing"])} for answer in answers]
+        effective, cap = fix_problem(seed)
+        answer = choose_fix(effective, cap)
+        return {"batch_size": int(answer["batch_size"]), "grad_accum_steps": int(answer["grad_accum_steps"]),
+                "grad_checkpointing": bool(answer["grad_checkpointing"])}
 
     @staticmethod
-    def judge(seed, observations):
-        problems = fix_problems(seed)
-        if len(observations) != len(problems):
-            raise CheckFailed(f"expected {len(problems)} answers, got {len(observations)}")
-        for (effective, cap), observation in zip(problems, observations):
-            FixOOM.judge_one(effective, cap, observation)
-
-    @staticmethod
-    def judge_one(effective, cap, observation):
+    def judge(seed, observation):
+        effective, cap = fix_problem(seed)
         micro, accum, ckpt = (observation["batch_size"], observation["grad_accum_steps"],
                               observation["grad_checkpointing"])
         where = f"effective batch {effective}, cap {cap / MiB:.0f} MiB"
