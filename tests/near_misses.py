@@ -155,7 +155,9 @@ NEAR_MISSES = [
     NearMiss("07_oom", "choose_fix", "choose_fix", "fix", "micro-batch that does not divide the batch",
              "        if effective_batch % accum:\n            continue  # the micro-batch must divide the effective batch exactly\n"
              "        micro = effective_batch // accum\n",
-             "        micro = -(-effective_batch // accum)\n"),
+             "        micro = -(-effective_batch // accum)\n",
+             known_gap="the effective batches are powers of two, so the ceiling division is exact at 1, 2 and 4 "
+                       "micro-batches: caught only when the fewest that fit is 3 or more"),
     # -------------------------------------------------------------------------------- 08_checkpoints
     NearMiss("08_checkpoints", "topk_checkpointer", "TopKCheckpointer", "topk", "files named by rank",
              'candidate = [value, step, f"step-{step:08d}.pt"]', 'candidate = [value, step, f"rank-{len(self.kept)}.pt"]'),

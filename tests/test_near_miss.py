@@ -19,7 +19,7 @@ from autograder import checks
 from autograder.course import Course
 from autograder.notebook import answer_cells, grade_id
 from tests.exercise_tools import one_thread_each
-from tests.near_misses import NEAR_MISSES
+from tests.near_misses import NEAR_MISSES, NearMiss
 
 COURSE = Course.find()
 SEEDS = [random.Random(1800 + i).randrange(2**31) for i in range(3)]
@@ -69,7 +69,7 @@ def cases():
         yield pytest.param(near_miss, marks=marks, id=f"{near_miss.assignment}-{near_miss.check}-{near_miss.mistake}")
 
 
-@pytest.mark.parametrize("near_miss", cases())
+@pytest.mark.parametrize("near_miss", list(cases()))
 def test_near_miss_loses_points_on_the_hidden_check(near_miss, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # checks write their logs and weights where the notebook runs
     learner_object = namespace_with(near_miss)[near_miss.name]
@@ -81,6 +81,21 @@ def test_near_miss_loses_points_on_the_hidden_check(near_miss, tmp_path, monkeyp
             continue
         passed.append(seed)
     assert not passed, f"{near_miss.mistake!r} passed the hidden check on seeds {passed}"
+
+
+CONTROLS = {(n.assignment, n.cell, n.name, n.check): n.expensive for n in NEAR_MISSES}
+
+
+@pytest.mark.parametrize("control", sorted(CONTROLS), ids=lambda c: f"{c[0]}-{c[3]}")
+def test_the_unedited_solution_passes_the_same_hidden_checks(control, tmp_path, monkeypatch):
+    """The control group: without the mistake, the same answer passes on the same seeds -- so each near miss
+    fails for its mistake, not because the check fails everything."""
+    monkeypatch.chdir(tmp_path)
+    assignment, cell, name, check = control
+    unedited = NearMiss(assignment, cell, name, check, "none", old="", new="")
+    learner_object = namespace_with(unedited)[name]
+    for seed in (EXPENSIVE_SEEDS[:1] if CONTROLS[control] else SEEDS):
+        graded(f"{assignment}.{check}_hidden", learner_object, seed)
 
 
 def test_every_graded_problem_has_a_near_miss():

@@ -44,13 +44,19 @@ def score_sequence(seed: int, kind: str) -> dict:
         else:
             scores.append(round(rng.uniform(0.0, 3.0), 1 if rng.random() < 0.5 else 3))  # ties when rounded
     k, mode = rng.randint(1, 4), rng.choice(["min", "max"]) if full else "min"
-    if full:  # every property, every time: a NaN while fewer than K are kept, and a tie at the K-th place
-        scores[rng.randrange(k)] = float("nan")
-        position = rng.randrange(k + 2, len(scores))
-        earlier = sorted((v for v in scores[:position] if not math.isnan(v)), reverse=mode == "max")
-        if len(earlier) >= k:
-            scores[position] = earlier[k - 1]
-    return {"k": k, "mode": mode, "scores": scores, "restart_at": rng.randint(2, len(scores) - 2) if full else None}
+    if not full:
+        return {"k": k, "mode": mode, "scores": scores, "restart_at": None}
+    # Every property, every time: a NaN while fewer than K are kept, a tie at the K-th place, and a restart
+    # followed by a score worse than the K kept (a checkpointer that forgot its ranking saves it).
+    scores[rng.randrange(k)] = float("nan")
+    restart_at = rng.randint(k + 2, len(scores) - 1)
+    after_restart = restart_at - 1  # the index of the first score the new object sees
+    earlier = [v for v in scores[:after_restart] if not math.isnan(v)]
+    scores[after_restart] = max(earlier) + 0.5 if mode == "min" else min(earlier) - 0.5
+    position = rng.choice([i for i in range(k + 2, len(scores)) if i != after_restart])
+    ranked = sorted((v for v in scores[:position] if not math.isnan(v)), reverse=mode == "max")
+    scores[position] = ranked[k - 1]
+    return {"k": k, "mode": mode, "scores": scores, "restart_at": restart_at}
 
 
 def metric_name(mode: str) -> str:
@@ -154,8 +160,7 @@ def loader_setting(seed: int) -> tuple[GPTConfig, list[str]]:
         return GPTConfig(vocab_size=33, block_size=32, n_layer=2, n_head=2, n_embd=16), PUBLIC_CASES
     config = GPTConfig(vocab_size=rng.choice([20, 33, 65, 97]), block_size=rng.choice([16, 32]),
                        n_layer=rng.randint(1, 2), n_head=2, n_embd=rng.choice([8, 16, 24]))
-    # NaN weights every time: the one bad file that loads without an error and is caught only by the probe.
-    cases = ["good", "good", "nan_weights"] + rng.sample([kind for kind in BAD_KINDS if kind != "nan_weights"], 4)
+    cases = ["good", "good", *BAD_KINDS]  # every kind of bad file, every time, in an order drawn from the seed
     rng.shuffle(cases)
     return config, cases
 
