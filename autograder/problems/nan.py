@@ -100,11 +100,23 @@ register_with_hidden("03_nan.data_check", hint=HINT)(DataCheck)
 
 
 # ---------------------------------------------------------------------------------------- diagnosis
-def nan_case(seed: int) -> dict:
+def nan_cases(seed: int) -> list[dict]:
+    """Public: the notebook's lr_spike log. Hidden: one log of each cause, in an order drawn from the seed.
+
+    Hidden logs record every 2-4 steps and poison a step that is not a logging step, so the step of the first
+    NaN *record* is never the step of the ``nan`` event: the question asks for the event's.
+    """
+    if seed == 0:
+        return [{"cause": "lr_spike", "seed": 0, "log_every": 2, "lr": 100.0, "poisoned": 5}]
     rng = random.Random(seed)
-    cause = "lr_spike" if seed == 0 else rng.choice(DIAGNOSED_CAUSES)
-    return {"cause": cause, "seed": seed % 1000, "log_every": 2 if seed == 0 else rng.randint(1, 4),
-            "lr": 100.0 if seed == 0 else rng.choice([100.0, 300.0, 1000.0]), "poisoned": rng.randint(5, 15)}
+    cases = []
+    for cause in rng.sample(DIAGNOSED_CAUSES, len(DIAGNOSED_CAUSES)):
+        log_every = rng.randint(2, 4)
+        poisoned = rng.randint(5, 15)
+        poisoned += 1 if poisoned % log_every == 0 else 0
+        cases.append({"cause": cause, "seed": rng.randrange(1000), "log_every": log_every,
+                      "lr": rng.choice([100.0, 300.0, 1000.0]), "poisoned": poisoned})
+    return cases
 
 
 def nan_plan(case: dict, steps: int = 20):
@@ -137,11 +149,10 @@ def write_log(plan, run_dir: Path) -> Path:
     return run_dir / "metrics.jsonl"
 
 
-def reference_diagnosis(seed: int) -> dict:
+def reference_diagnosis(case: dict) -> dict:
     from chapters.doctor import diagnose
     from chapters.logging_levels.level3_jsonl import read_metrics_log
 
-    case = nan_case(seed)
     with tempfile.TemporaryDirectory() as run_dir:
         log = write_log(nan_plan(case), Path(run_dir))
         event = next(e for e in read_metrics_log(log).events if e["event"] == "nan")
@@ -152,15 +163,26 @@ def reference_diagnosis(seed: int) -> dict:
 class Diagnosis:
     @staticmethod
     def collect(seed, diagnose_nan_log):
-        log = write_log(nan_plan(nan_case(seed)), Path(f"nan-log-{seed}"))
-        answer = dict(diagnose_nan_log(str(log)))
-        return {key: answer.get(key) for key in ("label", "cause", "step", "fix")}
+        answers = []
+        for index, case in enumerate(nan_cases(seed)):
+            log = write_log(nan_plan(case), Path(f"nan-log-{seed}-{index}"))
+            answer = dict(diagnose_nan_log(str(log)))
+            answers.append({key: answer.get(key) for key in ("label", "cause", "step", "fix")})
+        return answers
 
     @staticmethod
-    def judge(seed, observation):
+    def judge(seed, observations):
+        cases = nan_cases(seed)
+        if len(observations) != len(cases):
+            raise CheckFailed(f"expected {len(cases)} answers, got {len(observations)}")
+        for case, observation in zip(cases, observations):
+            Diagnosis.judge_one(case, observation)
+
+    @staticmethod
+    def judge_one(case, observation):
         from chapters.doctor import LABELS
 
-        expected = reference_diagnosis(seed)
+        expected = reference_diagnosis(case)
         if observation["label"] not in LABELS:
             raise CheckFailed(f"label {observation['label']!r} is not in the doctor's vocabulary")
         if observation["cause"] not in FIXES:

@@ -134,8 +134,9 @@ class EpochPeriodic:
                               " (remove the trend first, then compare the within-epoch shapes of different epochs)")
 
 
-HINT_PERIODIC = ("the log knows how long an epoch is; a loss that only falls also looks alike from epoch to epoch, "
-                 "so think about what to remove before you compare epochs, and compare epochs that are independent")
+HINT_PERIODIC = ("the log knows how long an epoch is; while the loss still falls, epochs differ more in level than in "
+                 "shape, so think about what to remove before you compare epochs, and compare epochs that are "
+                 "independent of each other")
 register_with_hidden(f"{ASSIGNMENT}.is_epoch_periodic", hint=HINT_PERIODIC)(EpochPeriodic)
 
 

@@ -111,6 +111,7 @@ def curves(seed: int) -> tuple[str, list[int], list[float], list[float]]:
     last = evaluations - 1
     if kind == "healthy":
         val = [lowest + (3.0 - lowest) * 0.7 ** i for i in range(evaluations)]
+        val[-1] = min(val) * (1 + rng.uniform(0.01, 0.06))  # evaluation noise: a last uptick well under 10 %
         return kind, steps, [v * 0.97 for v in val], val
     rise = rng.uniform(0.2, 1.0) * lowest / (last - best) ** 2
     fall = (3.0 - lowest) / best ** 2
@@ -121,6 +122,15 @@ def curves(seed: int) -> tuple[str, list[int], list[float], list[float]]:
     return kind, steps, train, val
 
 
+def curve_seeds(seed: int) -> list[int]:
+    """Public: one run. Hidden: one run of each kind, in an order drawn from the seed."""
+    if seed == 0:
+        return [0]
+    seeds = [3 * seed + offset for offset in range(len(KINDS))]  # curves() takes the kind from seed % 3
+    random.Random(seed).shuffle(seeds)
+    return seeds
+
+
 def expected_overfitting_diagnosis(seed: int) -> dict:
     kind, steps, _, val = curves(seed)
     return {"label": kind, "evidence_step": steps[val.index(min(val))] if kind == "overfitting" else None}
@@ -129,22 +139,33 @@ def expected_overfitting_diagnosis(seed: int) -> dict:
 class OverfittingDiagnosis:
     @staticmethod
     def collect(seed, diagnose_overfitting):
-        _, steps, train, val = curves(seed)
-        run_dir = Path(f"overfitting_check_{seed}")
-        shutil.rmtree(run_dir, ignore_errors=True)
-        run_dir.mkdir()
-        lines = [{"event": "run_start", "timestamp": 0.0, "step": 0}]
-        for step, train_loss, val_loss in zip(steps, train, val):
-            lines += [{"step": step, "epoch": 0, "train_loss": train_loss},
-                      {"step": step, "epoch": 0, "val_loss": val_loss}]
-        lines.append({"event": "run_end", "timestamp": 0.0, "step": steps[-1], "status": "completed"})
-        (run_dir / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-        answer = diagnose_overfitting(str(run_dir))
-        step = answer["evidence_step"]
-        return {"label": str(answer["label"]), "evidence_step": None if step is None else int(step)}
+        answers = []
+        for index, curve_seed in enumerate(curve_seeds(seed)):
+            _, steps, train, val = curves(curve_seed)
+            run_dir = Path(f"overfitting_check_{seed}_{index}")
+            shutil.rmtree(run_dir, ignore_errors=True)
+            run_dir.mkdir()
+            lines = [{"event": "run_start", "timestamp": 0.0, "step": 0}]
+            for step, train_loss, val_loss in zip(steps, train, val):
+                lines += [{"step": step, "epoch": 0, "train_loss": train_loss},
+                          {"step": step, "epoch": 0, "val_loss": val_loss}]
+            lines.append({"event": "run_end", "timestamp": 0.0, "step": steps[-1], "status": "completed"})
+            (run_dir / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+            answer = diagnose_overfitting(str(run_dir))
+            step = answer["evidence_step"]
+            answers.append({"label": str(answer["label"]), "evidence_step": None if step is None else int(step)})
+        return answers
 
     @staticmethod
-    def judge(seed, observation):
+    def judge(seed, observations):
+        seeds = curve_seeds(seed)
+        if len(observations) != len(seeds):
+            raise CheckFailed(f"expected {len(seeds)} answers, got {len(observations)}")
+        for curve_seed, observation in zip(seeds, observations):
+            OverfittingDiagnosis.judge_one(curve_seed, observation)
+
+    @staticmethod
+    def judge_one(seed, observation):
         expected = expected_overfitting_diagnosis(seed)
         if observation != expected:
             raise CheckFailed(f"expected {expected}, got {observation} (overfitting: val ended 10 % or more above "
