@@ -39,7 +39,8 @@ PANELS = [  # (title, [(key, label)])
 MEMORY_PANEL = 4
 LOG_SCALE_RATIO = 100  # largest / smallest positive value at which a panel switches to a log axis (2 decades)
 MIN_MEMORY_SPAN = 0.2  # the memory axis spans at least this fraction of the panel's largest value
-MAX_EPOCH_LINES = 50  # more boundaries than this would hide the curves: then none are drawn
+MAX_EPOCH_LINES = 50
+MARKERS_UP_TO = 20  # a series with at most this many finite values is drawn with a marker on each  # more boundaries than this would hide the curves: then none are drawn
 DATA = "data"  # the gid of the lines that carry a run's values (not markers, floors or boundaries)
 
 
@@ -81,8 +82,11 @@ def draw(axes, log: MetricsLog, label: str | None = None, color: str | None = No
             if not steps:
                 continue
             name = key_label if label is None else f"{label}: {key_label}" if len(keys) > 1 else label
+            # Few finite points (a run that went NaN early, a short run) get markers: a lone point between
+            # NaN gaps draws no line segment at all and would vanish.
+            few = sum(math.isfinite(v) for v in values) <= MARKERS_UP_TO
             ax.plot(steps, values, label=name, color=color, linestyle="--" if key == "val_loss" else "-",
-                    marker="o" if len(steps) == 1 else None, gid=DATA)
+                    marker="o" if few else None, markersize=3, gid=DATA)
         for step in nonfinite_steps(log):
             ax.axvline(step, color="red", alpha=0.4, linewidth=1)
         for step in epoch_boundaries(log):
