@@ -25,7 +25,7 @@ from chapters.core.data import markov_corpus
 from chapters.core.model import GPT, PRESETS
 from chapters.doctor.benchmark import onset
 from chapters.doctor.findings import LABELS
-from chapters.doctor.mystery import draw_cases, write_mystery_logs
+from chapters.doctor.mystery import MYSTERY_FAULTS, draw_cases, write_mystery_logs
 
 LATE = 20  # steps after the onset a log may first show it (records every 5 steps, NaN a few steps later)
 EARLY = 5  # steps before the onset: the record of the step where it starts
@@ -77,6 +77,11 @@ def fix_fits(fault: str, fix: str) -> bool:
         mentions(term) for term in FIX_CONTRADICTIONS.get(fault, ()))
 
 
+def logs_per_check(seed: int) -> int:
+    """Public: three logs. Hidden: one of every fault, so a rule that is wrong for any one of them loses points."""
+    return 3 if seed == 0 else len(MYSTERY_FAULTS)
+
+
 class Diagnose:
     @staticmethod
     def collect(seed, diagnose_log):
@@ -84,7 +89,7 @@ class Diagnose:
         shutil.rmtree(directory, ignore_errors=True)
         try:
             answers = []
-            for path in write_mystery_logs(seed, directory):
+            for path in write_mystery_logs(seed, directory, logs_per_check(seed)):
                 answer = diagnose_log(str(path))
                 answers.append({"anomaly": str(answer["anomaly"]), "step": int(answer["step"]),
                                 "fix": str(answer["fix"])})
@@ -94,7 +99,7 @@ class Diagnose:
 
     @staticmethod
     def judge(seed, observation):
-        cases = draw_cases(seed)
+        cases = draw_cases(seed, logs_per_check(seed))
         if len(observation) != len(cases):
             raise CheckFailed(f"expected one answer per log ({len(cases)}), got {len(observation)}")
         for number, (case, answer) in enumerate(zip(cases, observation), 1):
