@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from chapters.core import distributed
-from chapters.core.callbacks import Callback, MetricRecord
+from chapters.core.callbacks import Callback, FrozenRecord, MetricRecord
 from chapters.core.data import Corpus, make_loader
 from chapters.core.devices import is_out_of_memory, resolve_device, resolve_precision
 
@@ -164,7 +164,7 @@ class Trainer:
                 logging_step = self.step % self.config.log_every == 0 or self.step == self.config.steps
                 eval_step = self.step % self.config.eval_every == 0 or self.step == self.config.steps
                 if logging_step:
-                    self._emit("on_log", self.log_record())
+                    self.log(self.log_record())
                 if eval_step:
                     self.evaluate()
                 if logging_step or eval_step:  # where stopping callbacks decide; all ranks stop together
@@ -254,7 +254,7 @@ class Trainer:
         self._window_start += time.perf_counter() - eval_start  # evaluating is not training: keep it out of tokens/sec
         if self._work_clock:
             self._work_clock.start()
-        self._emit("on_eval_end", record)
+        self._emit("on_eval_end", FrozenRecord(record))
         return record
 
     def log_record(self) -> MetricRecord:
@@ -280,9 +280,14 @@ class Trainer:
         self._reset_window()
         return record
 
+    def log(self, record: MetricRecord) -> None:
+        """Finish ``record`` and hand it out: every callback measures into it, then every callback reads it."""
+        self._emit("on_measure", record)
+        self._emit("on_log", FrozenRecord(record))
+
     def emit_event(self, name: str, **fields) -> None:
         """Tell every callback that ``name`` happened at this step (``nan``, ``oom``...); writers record it."""
-        self._emit("on_event", {"event": name, "step": self.step, "timestamp": time.time(), **fields})
+        self._emit("on_event", FrozenRecord({"event": name, "step": self.step, "timestamp": time.time(), **fields}))
 
     # ------------------------------------------------------------------------------------------- resume
     def state_dict(self) -> dict:
