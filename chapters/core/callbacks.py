@@ -62,6 +62,10 @@ class Callback:
     def on_step_end(self, trainer: Trainer) -> None:
         """After every optimizer step. Runs on *every* step: keep it cheap, and never call ``.item()`` here."""
 
+    def on_step_complete(self, trainer: Trainer) -> None:
+        """The step is over: logged, evaluated, and the decision to stop taken. A checkpoint written here
+        holds everything the step did -- including what callbacks learned from its evaluation."""
+
     def on_measure(self, trainer: Trainer, record: MetricRecord) -> None:
         """On logging steps, first phase: add this callback's keys to the record being built."""
 

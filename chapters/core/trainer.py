@@ -169,6 +169,7 @@ class Trainer:
                     self.evaluate()
                 if logging_step or eval_step:  # where stopping callbacks decide; all ranks stop together
                     self.should_stop = distributed.any_rank(self.should_stop, self.ranks, self.device)
+                self._emit("on_step_complete")
             status = "stopped" if self.should_stop else "completed"
         except Exception as err:
             # Record what went wrong so the loggers' run_end can say it, then let it propagate.
@@ -303,6 +304,7 @@ class Trainer:
             "step": self.step,
             "epoch": self.epoch,
             "batches_into_epoch": self.batches_into_epoch,
+            "callbacks": {name: callback.state_dict() for name, callback in self._named_callbacks()},
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -314,6 +316,10 @@ class Trainer:
         self.scheduler.load_state_dict(state["scheduler"])
         self.scaler.load_state_dict(state["scaler"])
         self.step, self.epoch = state["step"], state["epoch"]
+        callback_states = state.get("callbacks", {})  # absent in checkpoints from before callbacks had state
+        for name, callback in self._named_callbacks():
+            if name in callback_states:
+                callback.load_state_dict(callback_states[name])
         self.batches_into_epoch = state["batches_into_epoch"]
         self._batches = iter(())
         if self.batches_into_epoch:
@@ -364,6 +370,16 @@ class Trainer:
         if self.autocast_dtype is None:
             return contextlib.nullcontext()
         return torch.autocast(self.device.type, dtype=self.autocast_dtype)
+
+    def _named_callbacks(self):
+        """``(name, callback)`` pairs that survive a resume: the class name, numbered from the second
+        callback of the same class on (``EarlyStopping``, ``EarlyStopping#2``), not the list position,
+        so adding a writer on resume does not shuffle whose state is whose."""
+        seen: dict[str, int] = {}
+        for callback in self.callbacks:
+            name = type(callback).__name__
+            seen[name] = seen.get(name, 0) + 1
+            yield (name if seen[name] == 1 else f"{name}#{seen[name]}"), callback
 
     def _emit(self, hook: str, *args) -> None:
         for callback in self.callbacks:
