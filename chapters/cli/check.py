@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
@@ -26,10 +25,10 @@ def run(args) -> int:
     course = open_course(args, args.assignment)
     notebook = args.notebook or course.release_path(args.assignment)
     # Running a notebook takes seconds to a minute: say so first, so a learner does not wait in silence.
-    print(f"checking {notebook}: running it top to bottom, then its public tests...", file=sys.stderr, flush=True)
+    print(f"checking {notebook}: running it top to bottom, then its public tests...", flush=True)
     started = time.perf_counter()
     result = grade_notebook(course, args.assignment, notebook, public_only=True)
-    print(f"checked in {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+    print(f"checked in {time.perf_counter() - started:.0f} s", flush=True)
     if result.status == "invalid":
         raise UsageError(result.notes[0])
     for problem in result.problems:
