@@ -45,8 +45,9 @@ def course_cpu_threads() -> int | None:
     microseconds, too little work to share out, so every extra thread adds a hand-off per operation and
     gains nothing. Worse, a class shares one server: when another process holds a core, a thread of ours
     waits for it and the whole operation waits with it. ``bench/cpu_threads.py`` measured 60 steps of the
-    tiny preset on 2 cores at 3.6 s with one thread and 13.6 s with torch's default (two), beside the other
-    users of a busy machine (README, "CPU threads"). Set ``CLINIC_CPU_THREADS=N`` for N threads (a larger
+    tiny preset on 2 cores: on a quiet machine torch's default (two threads) is 20 % faster (1.7 s vs 2.1 s),
+    beside one busy process it is twice as slow (4.3 s vs 2.0 s), on a loaded server four to twelve times
+    (README, "CPU threads"). One thread is never much worse. Set ``CLINIC_CPU_THREADS=N`` for N threads (a larger
     model on a machine of your own), or ``=default`` for torch's choice; an ``OMP_NUM_THREADS`` you set is
     respected too.
     """
