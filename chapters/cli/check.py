@@ -20,10 +20,14 @@ def run(args) -> int:
     """Exit 0 when every public test passes, 1 when some fail, 2 when the notebook cannot be checked."""
     from chapters.cli import UsageError
     from autograder.engine import grade_notebook
+    from autograder.notebook import NotebookError
 
     course = open_course(args, args.assignment)
     notebook = args.notebook or course.release_path(args.assignment)
-    result = grade_notebook(course, args.assignment, notebook, public_only=True)
+    try:
+        result = grade_notebook(course, args.assignment, notebook, public_only=True)
+    except NotebookError as err:  # the course's own notebook (the tests come from its source) is broken
+        raise UsageError(f"the course notebook is broken: {err}") from None
     if result.status == "invalid":
         raise UsageError(result.notes[0])
     for problem in result.problems:
