@@ -60,31 +60,32 @@ def test_resume_is_bit_identical(tmp_path):
 
 
 # ------------------------------------------------------------------------------------- the top-K keeper
-def reference_kept(history: dict[int, float | None], latest: int, k: int, mode: str) -> set[int]:
+def reference_kept(history: dict[int, float | None], latest: int, k: int, mode: str, keep_last: int = 1) -> set[int]:
     """The specification, written as plainly as possible: the K best ranked steps (older wins a tie), plus
-    the latest."""
+    the ``keep_last`` newest (the latest among them)."""
     ranked = [(value if mode == "min" else -value, step) for step, value in history.items() if value is not None]
-    return {step for _, step in sorted(ranked)[:k]} | {latest}
+    return {step for _, step in sorted(ranked)[:k]} | {latest} | set(sorted(history)[-keep_last:])
 
 
 @settings(max_examples=40, deadline=None)
 @given(k=st.integers(0, 4), mode=st.sampled_from(["min", "max"]), restart_at=st.integers(0, 12),
        metrics=st.lists(st.one_of(st.none(), st.sampled_from([1.0, 2.0, 3.0]), st.floats(-5, 5)),
-                        min_size=1, max_size=12))
-def test_files_on_disk_are_the_k_best_plus_the_latest(tmp_path_factory, k, mode, restart_at, metrics):
+                        min_size=1, max_size=12), keep_last=st.integers(1, 3))
+def test_files_on_disk_are_the_k_best_plus_the_latest(tmp_path_factory, k, mode, restart_at, metrics, keep_last):
     directory = tmp_path_factory.mktemp("keeper")
-    checkpointer = Checkpointer(directory, save_every=1, top_k=k, metric="objective", mode=mode)
+    checkpointer = Checkpointer(directory, save_every=1, top_k=k, metric="objective", mode=mode, keep_last=keep_last)
     history = {}
     for step, value in enumerate(metrics, start=1):
         if step == restart_at:  # a new process: it must take the ranking from the index
-            checkpointer = Checkpointer(directory, save_every=1, top_k=k, metric="objective", mode=mode)
+            checkpointer = Checkpointer(directory, save_every=1, top_k=k, metric="objective", mode=mode,
+                                        keep_last=keep_last)
             checkpointer.keeper.load(directory)
         checkpointer.write(step, f"checkpoint {step}".encode())
         history[step] = None
         if value is not None:  # some steps carry no metric (no evaluation on that step)
             checkpointer.record_metric(step, value)
             history[step] = value
-        expected = {checkpoint_name(s) for s in reference_kept(history, step, k, mode)}
+        expected = {checkpoint_name(s) for s in reference_kept(history, step, k, mode, keep_last)}
         assert {p.name for p in directory.glob("*.pt")} == expected
         index = json.loads((directory / INDEX_NAME).read_text())
         assert {e["file"] for e in index["checkpoints"]} == expected

@@ -49,6 +49,14 @@ def float_within(low: float, high: float, expected: str):
 positive_float = float_within(0, math.inf, "a positive, finite number")
 
 
+def path_text(text: str) -> str:
+    """A path argument, refused when empty: ``Path("")`` means the current directory, which is never what a
+    user who passed an empty variable (``clinic plot "$RUN"``) meant."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path is not allowed")
+    return text
+
+
 def writable_dir(text: str) -> Path:
     """Create the directory (and parents) now and prove we can write there, before any work is done.
 

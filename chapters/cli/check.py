@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chapters.cli.args import add_course_option, open_course
+from chapters.cli.args import add_course_option, open_course, path_text
 
 
 def add_parser(verbs) -> None:
     parser = verbs.add_parser("check", help="run the public tests of your notebook for assignment ID")
     parser.add_argument("assignment", metavar="ID", help="the assignment id, e.g. 02_metrics")
-    parser.add_argument("notebook", nargs="?", type=Path, metavar="NOTEBOOK",
+    parser.add_argument("notebook", nargs="?", type=lambda text: Path(path_text(text)), metavar="NOTEBOOK",
                         help="your notebook (default: exercises/ID/ID.ipynb)")
     add_course_option(parser)
     parser.set_defaults(run=run)

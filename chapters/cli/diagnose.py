@@ -6,12 +6,12 @@ import json
 import sys
 from pathlib import Path
 
-from chapters.cli.args import positive_float
+from chapters.cli.args import path_text, positive_float
 
 
 def add_parser(verbs) -> None:
     parser = verbs.add_parser("diagnose", help="diagnose a run from its metrics.jsonl (or a run directory)")
-    parser.add_argument("path", metavar="PATH", help="a metrics.jsonl or a run directory holding one")
+    parser.add_argument("path", metavar="PATH", type=path_text, help="a metrics.jsonl or a run directory holding one")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of the report")
     parser.add_argument("--follow", action="store_true",
                         help="watch a growing log and print findings as they appear (ends at run_end)")

@@ -5,10 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from chapters.cli.args import path_text
+
 
 def add_parser(verbs) -> None:
     parser = verbs.add_parser("plot", help="draw a run's metrics as one PNG")
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (or a metrics.jsonl file)")
+    parser.add_argument("run_dir", metavar="RUN_DIR", type=path_text, help="a run directory (or a metrics.jsonl file)")
     parser.add_argument("-o", "--output", metavar="PNG",
                         help="output file (.png, .pdf, .svg ...) or an existing directory (default: RUN_DIR/plot.png)")
     parser.set_defaults(run=run)
