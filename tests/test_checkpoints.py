@@ -128,7 +128,8 @@ def copy_dir(source, target):
 
 
 def test_saved_run_keeps_latest_and_verifies(saved_run):
-    assert sorted(p.name for p in saved_run.glob("*.pt")) == ["step-00000012.pt"]
+    # step 12 is the best (the only one ranked) and the latest; step 8 stays as the one before it (keep_last=2)
+    assert sorted(p.name for p in saved_run.glob("*.pt")) == ["step-00000008.pt", "step-00000012.pt"]
     found = newest_good(saved_run)
     assert found.step == 12 and found.skipped == []
 
@@ -151,7 +152,8 @@ def test_truncated_latest_falls_back_to_newest_good(tmp_path):
 def test_garbage_without_index_is_reported_not_loaded(saved_run, tmp_path):
     directory = copy_dir(saved_run, tmp_path / "d")
     (directory / INDEX_NAME).write_text("{not json")
-    (directory / "step-00000012.pt").write_bytes(b"\x00" * 64)
+    for path in directory.glob("*.pt"):
+        path.write_bytes(b"\x00" * 64)
     with pytest.raises(CheckpointError, match="step-00000012.pt: not a readable checkpoint"):
         verify_file(directory / "step-00000012.pt")
     assert newest_good(directory) is None
@@ -168,8 +170,9 @@ def test_fresh_run_refuses_a_directory_with_checkpoints(saved_run, tmp_path):
 def test_clinic_ckpt_list_and_verify(saved_run, tmp_path):
     listed = clinic("ckpt", "list", str(saved_run))
     assert listed.returncode == 0, listed.stderr
-    header, row = listed.stdout.splitlines()
+    header, previous, row = listed.stdout.splitlines()
     assert header.split() == ["step", "val_loss", "rank", "size", "verified"]
+    assert previous.split()[0] == "8" and previous.split()[-1] == "yes"
     assert row.split()[0] == "12" and row.split()[2:4] == ["1", "latest"] and row.split()[-1] == "yes"
 
     assert main(["ckpt", "verify", str(saved_run)]) == 0
@@ -199,9 +202,11 @@ def test_clinic_train_refuses_foreign_checkpoints_and_unverifiable_resume(saved_
     directory = copy_dir(saved_run, tmp_path / "d")
     base = ("train", "--steps", "2", "--ckpt-dir", str(directory), "--out", str(tmp_path / "run"), "--quiet")
     fresh = clinic(*base)
-    assert fresh.returncode == 2 and "already holds checkpoints; pass --resume" in fresh.stderr
+    assert fresh.returncode == 2 and "already holds checkpoints (step-00000008.pt, step-00000012.pt); use --resume" \
+        in fresh.stderr
     assert len(fresh.stderr.strip().splitlines()) == 1
-    (directory / "step-00000012.pt").write_bytes(b"garbage")
+    for path in directory.glob("*.pt"):
+        path.write_bytes(b"garbage")
     broken = clinic(*base, "--resume")
     assert broken.returncode == 1 and "passes verification" in broken.stderr and "Traceback" not in broken.stderr
     assert (directory / "step-00000012.pt").read_bytes() == b"garbage"  # nothing deleted or overwritten

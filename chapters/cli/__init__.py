@@ -29,7 +29,7 @@ FAILED = 1
 # OS errors that mean "the path the user gave cannot be used" (input), not "the machine failed".
 INPUT_ERRNOS = {errno.ENOENT, errno.EACCES, errno.EPERM, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG,
                 errno.ELOOP, errno.EROFS, errno.ENXIO}
-FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
+FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}  # no room: the disk, a quota, a file-size limit
 
 
 class UsageError(Exception):

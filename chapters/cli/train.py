@@ -115,6 +115,8 @@ def train(args, corpus, ranks: distributed.Ranks) -> int:
         processes = f" x {ranks.world_size} processes" if ranks.distributed else ""
         raise UsageError(f"--batch-size {config.batch_size}{processes} exceeds the {len(corpus.train)} training examples")
     out = args.out or default_out(args)
+    if args.out is None and out.name != args.preset and ranks.is_main:
+        print(f"writing to {out} (runs/{args.preset} holds an earlier run)")
     with contextlib.ExitStack() as locks:
         if ranks.is_main:  # rank 0 is the one writer; the other ranks write nothing
             for directory in dict.fromkeys(d.resolve() for d in (out, args.ckpt_dir) if d):
