@@ -7,9 +7,11 @@ Order of operations on every save, chosen so that a kill at *any* moment leaves 
 3. only then delete the files the index no longer names (a kill here leaves orphans, never a dangling name).
 
 Debris and orphans are removed when the next run starts -- orphans only when a complete, valid
-``index.json`` says what is kept: without one, no file can be called an orphan, and none is deleted. Pair ``save_every`` with the metric: a checkpoint
-is ranked when a record for *its* step carries the metric, so with ``val_loss`` make ``save_every`` a multiple
-of ``eval_every`` (checkpoints in between are kept only while they are the latest).
+``index.json`` says what is kept: without one, no file can be called an orphan, and none is deleted.
+
+Pair ``save_every`` with the metric: a checkpoint is ranked when a record for *its* step carries the metric,
+so with ``val_loss`` make ``save_every`` a multiple of ``eval_every`` (checkpoints in between are kept only
+while they are the newest ``keep_last``).
 """
 
 from __future__ import annotations
@@ -50,22 +52,21 @@ class Checkpointer(Callback):
         self._commit(self.keeper.forget_after(trainer.step) + self.keeper.prune())
         self._remove_orphans()
 
-    def on_step_end(self, trainer):
-        if trainer.step % self.save_every == 0:
+    def on_step_complete(self, trainer):
+        # After the step's evaluation, so the checkpoint carries what callbacks learned from it (early
+        # stopping's patience) -- and the last step is saved here, before on_run_end hooks (early stopping
+        # restoring its best weights) change the model.
+        last_step = trainer.should_stop or trainer.step >= trainer.config.steps
+        if trainer.step % self.save_every == 0 or last_step:
             self.save(trainer)
+            if self._last_metric and self._last_metric[0] == trainer.step:
+                self.record_metric(*self._last_metric)  # this step's evaluation came before its file
 
     def on_log(self, trainer, record):
         self._observe(record)
 
     def on_eval_end(self, trainer, record):
         self._observe(record)
-
-    def on_run_end(self, trainer, status):
-        # A failed run's last state may be the broken one (NaN weights): do not make it the latest.
-        if status in ("completed", "stopped") and trainer.step and self.keeper.latest != trainer.step:
-            self.save(trainer)
-            if self._last_metric and self._last_metric[0] == trainer.step:
-                self.record_metric(*self._last_metric)
 
     # ---------------------------------------------------------------------------------------- actions
     def save(self, trainer) -> Path:

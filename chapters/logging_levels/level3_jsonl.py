@@ -19,7 +19,6 @@ callbacks (``nan``, see :mod:`chapters.metrics.first_nonfinite`) through ``Train
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -205,7 +204,3 @@ def type_problem(record: dict) -> str | None:
 
 def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def is_finite_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
