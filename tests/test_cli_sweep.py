@@ -136,6 +136,11 @@ def test_bad_arguments(cli, tmp_path, args, fragment):
     assert snapshot(tmp_path) == before
 
 
+def test_the_largest_accepted_seed_trains(cli, tmp_path):
+    result = cli(*TRAIN, "--seed", str(2**63 - 1), "--out", "run", cwd=tmp_path)
+    assert result.code == 0 and "Traceback" not in result.stderr, result.stderr
+
+
 # ------------------------------------------------------------------------------------------ train's files
 def text_file(path: Path, content: bytes | None) -> Path:
     if content is None:

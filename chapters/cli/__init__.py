@@ -98,13 +98,19 @@ def mount_point(path) -> Path:
 
 class one_line_warnings(warnings.catch_warnings):
     """Python prints a warning as two lines (``file:line: UserWarning: ...`` and the source line); a user
-    of the command needs one: ``clinic VERB: warning: ...``."""
+    of the command needs one, ``clinic VERB: warning: ...``, and once (a file read three times by three
+    steps of a command has the same problem each time)."""
 
     def __init__(self, verb: str):
         super().__init__()
         self.verb = verb
+        self.shown: set[str] = set()
 
     def __enter__(self):
         super().__enter__()
-        warnings.showwarning = lambda message, *rest, **kw: sys.stderr.write(
-            f"clinic {self.verb}: warning: {message}\n")
+        warnings.showwarning = self.show
+
+    def show(self, message, *rest, **keywords) -> None:
+        if str(message) not in self.shown:
+            self.shown.add(str(message))
+            sys.stderr.write(f"clinic {self.verb}: warning: {message}\n")
