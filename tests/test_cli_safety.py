@@ -304,7 +304,6 @@ def test_one_damaged_latest_checkpoint_leaves_a_good_one(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------- torchrun
-@pytest.mark.slow
 def test_sigterm_to_torchrun_is_recorded_as_interrupted(tmp_path):
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m",
                "chapters.cli", "train", "--steps", "100000", "--quiet", "--batch-size", "8", "--log-every", "1",
