@@ -2,7 +2,9 @@
 
 Explosion. Statistic: the total ``grad_norm`` (and each ``grad_norm/<group>``) against its own *baseline*,
 the median of the first 20 % of its points. Threshold: a rolling median at ``EXPLODE`` x the baseline, or
-one point at ``SPIKE`` x, or a norm that is written non-finite while the loss is still finite. Why relative:
+one point at ``SPIKE`` x, or a norm that is written non-finite while the loss is still finite -- unless
+the norm then collapses to a tenth of its baseline for the last fifth of the run (a network that died at
+that step: ``loss_plateau``). Why relative:
 a healthy norm can be 0.1 or 50 depending on the model and the loss scale; what is never healthy is the norm
 growing by an order of magnitude (Pascanu et al., 2013, "On the difficulty of training recurrent neural
 networks", describe the mechanism: repeated multiplication by Jacobians with norm above 1).
@@ -19,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import first_sustained, group_keys, head, smooth
+from chapters.doctor.signals import first_sustained, group_keys, head, smooth, tail
 
 EXPLODE = 10.0
 SPIKE = 100.0
@@ -45,8 +47,8 @@ def _explosion(run) -> list[Finding]:
         spike = first_sustained(norms >= SPIKE * base, 1)
         if spike is not None and (step is None or spike < step):
             step = spike
-        if step is None:
-            continue
+        if step is None or float(tail(norms, 0.2).median()) < base / EXPLODE:
+            continue  # spiked, then collapsed far below its baseline: a network that died (loss_plateau)
         peak = float(norms.max())
         if worst is None or peak / base > worst[0]:
             worst = (peak / base, key, int(step), base, peak)

@@ -1,19 +1,28 @@
 """``leakage``: the validation loss is far below the data's loss floor.
 
-Statistic: the smallest rolling median (3 evaluations) of ``val_loss``, against ``loss_floor`` from
-``run_start``. Threshold: more than ``BELOW`` (15 %) under the floor. Why: the floor is the expected loss
-of the perfect predictor, which no honest model beats on unseen data; only a model that reads what it should
-predict -- a missing causal mask, labels copied into the inputs -- gets there. Train loss alone is not
-used: memorising a small training set also goes below the floor (that is overfitting, not leakage).
-Needs a floor: without one the rule stays silent rather than guess.
+Statistic: the rolling median (3 evaluations) of ``val_loss``, against ``loss_floor`` from ``run_start``;
+the evaluations' own noise is the robust scale of eval-to-eval differences (:func:`signals.noise_scale`).
+Threshold: below the floor by more than ``NOISE_UNITS`` x that noise (divided by sqrt(3): a median of
+three) and by at least ``MIN_BELOW`` (3 %) of the floor, for ``STEADY`` evaluations in a row (all of
+them when fewer were made). Why: the floor is the expected loss of the perfect predictor, which no honest
+model beats on unseen data; only a model that reads what it should predict -- a missing causal mask,
+labels copied into the inputs -- gets there. Below the floor by more than the measurement's noise, again
+and again, is the evidence; the 3 % covers what the noise cannot show: a fixed validation set's own
+sampling offset (its loss differs from the expectation by a constant, about sd(loss) / sqrt(examples)).
+Train loss alone is not used: memorising a small training set also goes below the floor (that is
+overfitting, not leakage). Needs a floor: without one the rule stays silent rather than guess.
 """
 
 from __future__ import annotations
 
-from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import curve, smooth
+import math
 
-BELOW = 0.15
+from chapters.doctor import signals
+from chapters.doctor.findings import Finding, confidence
+from chapters.doctor.signals import curve, first_sustained, noise_scale, smooth
+
+MIN_BELOW = 0.03
+STEADY = 3
 LESSON = "docs/doctor.md#leakage"
 
 
@@ -23,14 +32,17 @@ def check(run) -> list[Finding]:
     if floor is None or floor <= 0 or len(val) < 2:
         return []
     smoothed = smooth(val, 3)
-    limit = floor * (1 - BELOW)
-    below = smoothed[smoothed < limit]
-    if below.empty:
+    noise = noise_scale(val)
+    margin = max(MIN_BELOW * floor, signals.NOISE_UNITS * noise / math.sqrt(3))
+    limit = floor - margin
+    step = first_sustained(smoothed < limit, min(STEADY, len(val)))
+    if step is None:
         return []
     best = float(smoothed.min())
-    return [Finding("leakage", confidence(0.9, limit / max(best, 1e-9)), int(below.index[0]),
-                    f"val loss reached {best:.4g}, {1 - best / floor:.0%} below the loss floor {floor:.4g} "
-                    f"(first under x{1 - BELOW:.2f} at step {int(below.index[0])})",
+    return [Finding("leakage", confidence(0.85, (floor - best) / margin), int(step),
+                    f"val loss reached {best:.4g}, {1 - best / floor:.0%} below the loss floor {floor:.4g}, and "
+                    f"stayed below {limit:.4g} (the floor minus {margin / floor:.0%}: more than the "
+                    f"evaluations' own noise {noise:.2g}) from step {int(step)}",
                     fix="make sure the model cannot see its targets: causal attention mask, labels shifted "
                         "against inputs, no label-derived feature in the inputs, no train/val overlap",
                     experiment="gradient-dependency check: the loss at position t must not change when tokens "

@@ -27,6 +27,11 @@ CONSEQUENCES = {
 }
 
 
+# Findings about the machine rather than the training: speed falls with a busy neighbour as well as with a
+# stalling loader, so a finding about the loss or the gradients -- which explains the run -- comes first.
+MACHINE = {"throughput_drop"}
+
+
 def rank(findings: list[Finding]) -> list[Finding]:
     def start(finding):
         return finding.step if finding.step is not None else -1
@@ -36,7 +41,7 @@ def rank(findings: list[Finding]) -> list[Finding]:
                   if finding.anomaly in CONSEQUENCES.get(c.anomaly, ()) and start(c) <= start(finding)]
         return min([finding.confidence] + [c - 1e-3 for c in causes])
 
-    return sorted(findings, key=lambda f: (-score(f), start(f)))
+    return sorted(findings, key=lambda f: (f.anomaly in MACHINE, -score(f), start(f)))
 
 
 def diagnose_run(run: RunLog) -> Diagnosis:
