@@ -81,11 +81,12 @@ class Case:
         elif fault == "healthy_restarts":
             plan["schedule"] = "restarts"
         elif fault == "healthy_load":  # a neighbour takes the CPU: slower, jittery, for a while or to the end
-            for _ in range(int(rng.integers(1, 4))):
+            for _ in range(int(rng.integers(1, 3))):  # each episode 1.2-1.8x slower; they may overlap
                 start = int(rng.uniform(0.1, 0.9) * steps)
-                plan["load"].append((start, int(start + rng.uniform(0.05, 1.0) * steps), float(rng.uniform(1.3, 2.0))))
-        elif fault == "divergence":
-            plan["spike"] = float(rng.uniform(30, 100))
+                plan["load"].append((start, int(start + rng.uniform(0.05, 1.0) * steps), float(rng.uniform(1.2, 1.8))))
+        elif fault == "divergence":  # the LR jumps far too high: x30-100 for SGD, to 1-5 for adaptive optimizers
+            adaptive = name in ("adam", "adamw", "rmsprop", "adagrad")
+            plan["spike"] = float(rng.uniform(1, 5)) / lr if adaptive else float(rng.uniform(30, 100))
         elif fault == "divergence_early":
             plan.update(optimizer=str(rng.choice(["adam", "adamw", "rmsprop"])), lr=float(rng.uniform(2.0, 10.0)),
                         schedule="constant")
@@ -99,7 +100,8 @@ class Case:
             plan["dead"] = True
         elif fault == "oscillation":  # tiny batches at a high learning rate, the whole run
             plan.update(optimizer=str(rng.choice(["sgd", "momentum"])), batch=int(rng.choice([1, 2])), schedule="constant",
-                        clip=5.0)
+                        clip=5.0, log_every=int(rng.choice([1, 2])), steps=600)
+            plan["eval_every"] = 30
             plan["lr"] = BASE_LR[plan["optimizer"]] * float(rng.uniform(5, 15))
         elif fault == "overfitting":
             plan.update(optimizer="adam", lr=3e-3, schedule="constant")

@@ -5,7 +5,8 @@ Statistic: the train-loss curve smoothed by a rolling median, compared with the 
 ``num_classes``, else the first record). Threshold: the smoothed loss stays above the reference by a
 factor of at least ``RISE`` *and* by at least ``NOISE_UNITS`` of the smoothed curve's own noise (on a log
 scale) for a sustained stretch (``max(3, 2 %)`` of the records); or -- after the run had learned (smoothed
-loss below half the reference) -- comes back to ``RELAPSE`` x the reference. Why: a random model's loss
+loss below half the reference) -- comes back to ``RELAPSE`` x the reference; or one record at ``BLOWUP`` (10) x the reference after which the run never
+gets below the reference again (:func:`signals.blew_up`). Why: a random model's loss
 is the worst a sane run sees; an optimizer that pushes it higher is being thrown out of the basin
 (learning rate too high for the curvature). Why the declared reference: an LR far too high can throw the
 loss up between the first and the second record, so a start level taken from the first records would be
@@ -28,12 +29,12 @@ import numpy as np
 
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.oscillation import fell_back
+from chapters.doctor.oscillation import fell_back, thrashing
 from chapters.doctor.plateau import dead_network
-from chapters.doctor.signals import first_sustained, noise_scale, reference_level, smooth, window_for
+from chapters.doctor.signals import blew_up, first_sustained, noise_scale, reference_level, smooth, window_for
 
 RISE = 1.5
-RELAPSE = 0.9
+RELAPSE = signals.RELAPSE
 LESSON = "docs/doctor.md#divergence"
 
 
@@ -49,6 +50,14 @@ def check(run) -> list[Finding]:
         return []
     smoothed = smooth(loss, window_for(len(loss)))
     sustained = max(3, len(loss) // 50)
+    if thrashing(loss, start):
+        return []  # swinging around the untrained level for the whole run: oscillation reports it
+    exploded = blew_up(loss, start)
+    if exploded is not None:
+        peak = float(loss.max())
+        return [_finding(exploded, confidence(0.7, peak / (signals.BLOWUP * start)),
+                         f"train loss hit {peak:.4g} at step {int(loss.idxmax())}, x{peak / start:.0f} what an "
+                         f"untrained model scores ({start:.4g}), and never got below that level again")]
     step = first_sustained(smoothed >= rise_limit(loss, start), sustained)
     if step is not None and not fell_back(smoothed, start):
         peak = float(smoothed.max())

@@ -1,10 +1,11 @@
 """``leakage``: the validation loss is far below the data's loss floor.
 
 Statistic: the rolling median (3 evaluations) of ``val_loss``, against ``loss_floor`` from ``run_start``;
-the evaluations' own noise is the robust scale of eval-to-eval differences (:func:`signals.noise_scale`).
-Threshold: below the floor by more than ``NOISE_UNITS`` x that noise (divided by sqrt(3): a median of
-three) and by at least ``MIN_BELOW`` (3 %) of the floor, for ``STEADY`` evaluations in a row (all of
-them when fewer were made). Why: the floor is the expected loss of the perfect predictor, which no honest
+the evaluations' own noise is the robust scale of eval-to-eval differences over the second half of the
+evaluations (:func:`signals.noise_scale`; the first half still carries the descent). Threshold: below the
+floor by more than ``LEAK_UNITS`` (3) x that noise and by at least ``MIN_BELOW`` (3 %) of the floor, for
+``STEADY`` evaluations in a row (all of them when fewer were made). A healthy run cannot be below the
+floor at all, so three noise scales three times in a row are enough. Why: the floor is the expected loss of the perfect predictor, which no honest
 model beats on unseen data; only a model that reads what it should predict -- a missing causal mask,
 labels copied into the inputs -- gets there. Below the floor by more than the measurement's noise, again
 and again, is the evidence; the 3 % covers what the noise cannot show: a fixed validation set's own
@@ -15,14 +16,12 @@ overfitting, not leakage). Needs a floor: without one the rule stays silent rath
 
 from __future__ import annotations
 
-import math
-
-from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.signals import curve, first_sustained, noise_scale, smooth
 
 MIN_BELOW = 0.03
 STEADY = 3
+LEAK_UNITS = 3.0  # three evaluations in a row, each 3 noise scales below: ~1e-8 by chance
 LESSON = "docs/doctor.md#leakage"
 
 
@@ -32,8 +31,8 @@ def check(run) -> list[Finding]:
     if floor is None or floor <= 0 or len(val) < 2:
         return []
     smoothed = smooth(val, 3)
-    noise = noise_scale(val)
-    margin = max(MIN_BELOW * floor, signals.NOISE_UNITS * noise / math.sqrt(3))
+    noise = noise_scale(val.iloc[len(val) // 2:])  # the second half: near the final level, not the descent
+    margin = max(MIN_BELOW * floor, LEAK_UNITS * noise)
     limit = floor - margin
     step = first_sustained(smoothed < limit, min(STEADY, len(val)))
     if step is None:

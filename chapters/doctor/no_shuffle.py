@@ -9,7 +9,8 @@ epochs of violent forgetting would otherwise decide it alone); then the mean sca
 (position within the epoch), separately for even and for odd epochs, compared by Pearson correlation.
 Threshold: correlation above ``MIN_CORRELATION`` for the number of bins (8 bins: 0.65, which two independent
 8-point profiles reach by chance ~4 % of the time; 4 bins: 0.9, the same chance), a shape that explains at
-least ``MIN_SHARE`` of the residual variance, and at least ``MIN_EPOCHS`` epochs. Why split halves: a random
+least ``MIN_SHARE`` of the (scaled) residual variance and twice what bin means explain of pure noise
+((bins - 1) / (records - 1): few records per bin fit noise too), and at least ``MIN_EPOCHS`` epochs. Why split halves: a random
 shape can look periodic once; the same shape in two independent sets of epochs is not noise.
 
 The epoch comes from ``run_start.steps_per_epoch``, fractional ``epoch`` values, or epoch changes. Records
@@ -95,10 +96,14 @@ def _split_half(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray):
             if even.std() == 0 or odd.std() == 0:
                 return None
             correlation = float(np.corrcoef(even, odd)[0, 1])
-            shape = np.bincount(cell, residual, minlength=bins) / np.maximum(np.bincount(cell, minlength=bins), 1)
-            share = 1 - float(((residual - shape[cell]) ** 2).mean() / max((residual ** 2).mean(), 1e-30))
-            if correlation < MIN_CORRELATION[bins] or share < MIN_SHARE:
+            filled = np.maximum(np.bincount(cell[usable], minlength=bins), 1)
+            profile = np.bincount(cell[usable], scaled[usable], minlength=bins) / filled
+            share = 1 - float(((scaled[usable] - profile[cell[usable]]) ** 2).mean()
+                              / max((scaled[usable] ** 2).mean(), 1e-30))
+            chance = (bins - 1) / max(1, usable.sum() - 1)  # what bin means explain of pure noise
+            if correlation < MIN_CORRELATION[bins] or share < max(MIN_SHARE, 2 * chance):
                 return None
+            shape = np.bincount(cell, residual, minlength=bins) / np.maximum(np.bincount(cell, minlength=bins), 1)
             return correlation, share, count, float(np.exp(shape.max() - shape.min()) - 1), bins
     return None
 
@@ -114,15 +119,16 @@ def _declared_phase(frame: pd.DataFrame, steps_per_epoch):
         # step counts completed optimizer steps: steps 1..spe belong to epoch 0.
         return ((step - 1) % steps_per_epoch) / steps_per_epoch, ((step - 1) // steps_per_epoch).astype(int)
     if known:
+        # Whole epochs only say where each epoch's first *record* is, up to a logging interval after the
+        # epoch began; over many epochs the steps per epoch come out exact (first to last epoch's start).
         labels, first_index = np.unique(epoch.astype(int), return_index=True)  # rows are in step order
         if len(labels) < 3:
             return None, None
         first_step = step[first_index]
-        length = float(np.median(np.diff(first_step)))
+        length = float((first_step[-1] - first_step[1]) / (labels[-1] - labels[1]))
         if not length > 0:
             return None, None
-        start = first_step[np.searchsorted(labels, epoch.astype(int))]
-        return np.clip((step - start) / length, 0, 0.999), epoch.astype(int)
+        return ((step - 1) % length) / length, np.floor((step - 1) / length).astype(int)
     return None, None
 
 

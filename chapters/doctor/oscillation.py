@@ -19,8 +19,9 @@ bounce on. A run that goes up and *stays* up is ``divergence``.
 A third catches thrashing for the whole run (tiny batches at a high learning rate): the log loss swings
 from record to record by ``MIN_THRASH`` or more (its robust per-record scale, :func:`signals.noise_scale`,
 over the run after its first 5 %), *and* the run does not learn -- the median loss of its second half is
-still at least ``STUCK`` x the untrained reference. Why both: small-batch noise is large too, but a healthy
-small-batch run learns, so its loss sinks far below the reference (to 0.1-0.5 x in the benchmark); a run
+still at least ``STUCK`` x the untrained reference (and at most ``CEILING`` x: above that the run has
+diverged, and ``divergence`` -- which leaves thrashing runs to this rule -- reports it). Why both: small-batch noise is large too, but a healthy
+small-batch run learns, so its loss sinks below the reference (to 0.03-0.8 x in the benchmark); a run
 whose steps overshoot every time swings around where it started.
 """
 
@@ -39,8 +40,9 @@ SWING = 0.1
 MIN_ACF = 0.3
 BOUNCE = 1.3
 FELL_BACK = 0.9
-MIN_THRASH = 0.35  # per-record scale of log-loss swings: about +-40 % from one record to the next
-STUCK = 0.6
+MIN_THRASH = 0.25  # per-record scale of log-loss swings: about +-30 % from one record to the next
+STUCK = 0.85
+CEILING = 2.0  # a run swinging around more than twice the untrained loss has diverged
 LESSON = "docs/doctor.md#oscillation"
 FIX = "lower the learning rate, use a larger effective batch (gradient accumulation), longer warmup"
 EXPERIMENT = "re-run with half the learning rate: the swings should shrink and the loss end lower"
@@ -82,9 +84,9 @@ def thrashing(loss: pd.Series, reference: float) -> list[Finding]:
     body = loss.iloc[max(1, len(loss) // 20):]
     swing = noise_scale(np.log(body))
     level = float(body.iloc[len(body) // 2:].median())
-    if swing < MIN_THRASH or level < STUCK * reference:
+    if swing < MIN_THRASH or not STUCK * reference <= level <= CEILING * reference:
         return []
-    return [Finding("oscillation", confidence(0.7, swing / MIN_THRASH), int(body.index[0]),
+    return [Finding("oscillation", confidence(0.8, swing / MIN_THRASH), int(body.index[0]),
                     f"the loss swings by about {np.expm1(swing):.0%} from one record to the next for the whole "
                     f"run and does not come down: the second half's median {level:.4g} is "
                     f"{level / reference:.0%} of an untrained model's {reference:.4g}",

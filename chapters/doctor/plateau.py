@@ -9,25 +9,28 @@ more than 10 % within a few hundred steps; a flat line means the updates are too
 late (a resumed run's tail) cannot tell "stuck" from "converged", so it needs a floor.
 
 Died. Statistic (:func:`dead_network`): the run learned (smoothed loss below ``LEARNED`` x the reference),
-then came back to at least ``RELAPSE`` x the reference and stayed there to the end, while the total
-gradient norm after the jump has a median below ``DEAD_GRADIENT`` x its median before. Why: a ReLU network
-knocked off by one huge update outputs the same logits for every input; its loss is then the entropy of
-the class prior -- ln K for balanced classes, the untrained level -- and no gradient reaches the dead
-units. A run thrown back by a too-high learning rate has the same loss but *large* gradients
+then came back to at least ``RELAPSE`` x the reference and stayed there to the end, flat (per-record noise
+of the log loss below ``FLAT``), while the total gradient norm after the jump has a median below
+``DEAD_GRADIENT`` x its median before. Why: a ReLU network knocked off by one huge update outputs the same
+logits for every input; its loss is then the entropy of the class prior -- ln K for balanced classes, the
+untrained level -- the same on every batch but for the batch's labels, and no gradient reaches the dead
+units (what is left is the output bias's, 0.1-0.3 x the live network's norm in the benchmark). A run thrown back by a too-high learning rate has the same loss but *large* gradients
 (``divergence``); the gradient norm is what tells them apart, so without ``grad_norm`` this part is silent.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import first_sustained, reference_level, smooth, tail, window_for
+from chapters.doctor.signals import blew_up, first_sustained, noise_scale, reference_level, smooth, tail, window_for
 
 MIN_DROP = 0.1
 LEARNED = 0.8
 RELAPSE = 0.9
-DEAD_GRADIENT = 0.1
+DEAD_GRADIENT = 0.3
+FLAT = 0.1  # per-record log-loss noise of a dead network: its batches only differ in their labels
 LESSON = "docs/doctor.md#loss_plateau"
 FIX = ("raise the learning rate (LR range test), check that labels match inputs and that activations are not "
        "dead; check the data pipeline feeds real labels")
@@ -39,6 +42,8 @@ def check(run) -> list[Finding]:
     if len(loss) < 8 or run.nonfinite["train_loss"].any():
         return []
     start = reference_level(run, loss)
+    if blew_up(loss, start) is not None:
+        return []  # the loss exploded and never recovered: divergence, not a learning rate too small
     died = dead_network(run, loss, start)
     if died is not None:
         step, ratio, evidence = died
@@ -83,7 +88,7 @@ def dead_network(run, loss: pd.Series, reference: float):
     if len(before) < 3 or len(later) < 3 or not float(before.median()) > 0:
         return None
     ratio = float(later.median()) / float(before.median())
-    if ratio >= DEAD_GRADIENT:
+    if ratio >= DEAD_GRADIENT or noise_scale(np.log(loss.loc[step:])) > FLAT:
         return None
     end = float(tail(smoothed, 0.2).median())
     return (int(step), ratio,

@@ -79,6 +79,23 @@ def noise_scale(values: pd.Series) -> float:
     return float(1.4826 * np.median(np.abs(differences)) / math.sqrt(2))
 
 
+def blew_up(loss: pd.Series, reference: float) -> int | None:
+    """Step of the first record at ``BLOWUP`` x the untrained reference, when the run never learned after it
+    (its smoothed loss never below ``RELAPSE`` x the reference again); else None.
+
+    Ten times what a model that knows nothing scores is no batch noise: the weights were thrown far out
+    (confidently wrong on everything). A run that never comes back below the untrained level after that is
+    diverged even if it looks flat afterwards -- calling it a plateau would advise a *larger* learning rate.
+    """
+    hits = np.flatnonzero(loss.to_numpy() >= BLOWUP * reference)
+    if reference <= 0 or len(hits) == 0:
+        return None
+    after = smooth(loss.iloc[hits[0]:], 3)
+    return int(loss.index[hits[0]]) if float(after.min()) >= RELAPSE * reference else None
+
+
+BLOWUP = 10.0
+RELAPSE = 0.9
 NOISE_UNITS = 6.0  # how many noise scales count as "far": Gaussian noise passes 6 sigma about once in 10^9
 
 

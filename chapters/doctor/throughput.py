@@ -3,8 +3,9 @@
 Statistic: log ``tokens_per_sec`` (the very first record is skipped: it pays for warm-up and compilation)
 against its baseline, the median of the first quarter; the run's own timing noise is the robust scale of
 record-to-record differences (:func:`signals.noise_scale`). Threshold: a rolling median (3) below ``DROP``
-(half) of the baseline for a long stretch -- ``max(3, 10 %)`` of the records in a row -- *and* that
-stretch's median below the baseline by at least ``NOISE_UNITS`` noise scales (on a log scale). Why both:
+(half) of the baseline for a long stretch -- ``max(3, 10 %)`` of the records in a row, and again at the
+end of the run -- *and* the median after the drop below the baseline by at least ``NOISE_UNITS`` noise
+scales (on a log scale). Why both:
 an evaluation or a checkpoint save makes one slow window; a neighbour on a shared machine makes the
 speed *jitter* -- slower on average, but by an amount of the order of its own noise; a data loader that
 starts to stall, thermal throttling or a straggler rank makes a clean step down that stays.
@@ -35,9 +36,10 @@ def check(run) -> list[Finding]:
     base = float(log_speed.iloc[: max(3, len(speed) // 4)].median())
     rolled = smooth(log_speed, 3)
     length = max(3, len(speed) // 10)
-    step = first_sustained(rolled < base + np.log(DROP), length)
-    if step is None:
-        return []
+    slow = rolled < base + np.log(DROP)
+    step = first_sustained(slow, length)
+    if step is None or not slow.iloc[-length:].all():
+        return []  # a slow stretch that ended: a neighbour's job, an evaluation, not a stalled pipeline
     low = float(log_speed.loc[step:].iloc[:max(length, len(log_speed.loc[step:]) // 2)].median())
     noise = noise_scale(log_speed)
     units = (base - low) / max(noise, 1e-12)
