@@ -49,7 +49,7 @@ EXPERIMENT = "re-run with half the learning rate: the swings should shrink and t
 
 
 def fell_back(smoothed: pd.Series, start: float) -> bool:
-    """Did the run end (median of its last tenth, smoothed) below ``FELL_BACK`` x its start level?"""
+    """Did the run end (median of its last tenth, smoothed) below ``FELL_BACK`` x its untrained reference?"""
     return float(tail(smoothed).median()) < FELL_BACK * start
 
 
