@@ -186,8 +186,8 @@ def generate(case: Case, directory: Path) -> Path:
                 values.update({f"grad_norm/{n}": v for n, v in norms.items()})
             if plan["ratios"]:
                 for name, params in groups(model).items():
-                    change = math.sqrt(sum(float((p - b).norm() ** 2) for p, b in zip(params, before[name])))
-                    size = math.sqrt(sum(float(p.norm() ** 2) for p in params))
+                    change = math.sqrt(sum(float((p.detach() - b).norm() ** 2) for p, b in zip(params, before[name])))
+                    size = math.sqrt(sum(float(p.detach().norm() ** 2) for p in params))
                     values[f"update_ratio/{name}"] = change / max(size, 1e-12)
             log.record(values)
             window = []

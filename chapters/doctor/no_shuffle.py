@@ -31,7 +31,7 @@ from chapters.doctor.findings import Finding, confidence
 
 MIN_CORRELATION = {8: 0.65, 4: 0.9}
 MIN_SHARE = 0.1
-MIN_EPOCHS = 4  # two even and two odd, so neither half rests on one epoch
+MIN_EPOCHS = 4  # epochs' worth of records: two even and two odd, so neither half rests on one epoch
 MIN_ACF = 0.5
 MIN_PERIOD = 8  # records: a shorter found period cannot be told from a logging artefact
 MIN_FOUND_SWING = 0.1  # a found period must move the loss by 10 %: no declared epoch vouches for it
@@ -74,8 +74,8 @@ def _split_half(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray):
     """(correlation, share, epochs, swing, bins) when even and odd epochs draw the same shape, else None."""
     epochs = np.concatenate([[0], np.cumsum(epoch[1:] != epoch[:-1])])  # 0, 1, 2... in step order
     count = int(epochs[-1]) + 1
-    per_epoch = len(loss) / count
-    if count < MIN_EPOCHS or per_epoch < 2:
+    per_epoch = float(np.bincount(epochs).max())  # records in a whole epoch (the first and last may be cut)
+    if len(loss) / per_epoch < MIN_EPOCHS or per_epoch < 2:
         return None
     window = max(2, int(round(per_epoch)))
     residual = loss - pd.Series(loss).rolling(window, center=True, min_periods=1).mean().to_numpy()
