@@ -3,13 +3,16 @@
 Statistic: the rolling median (3 evaluations) of ``val_loss``, against ``loss_floor`` from ``run_start``;
 the evaluations' own noise is the robust scale of eval-to-eval differences over the second half of the
 evaluations (:func:`signals.noise_scale`; the first half still carries the descent). Threshold: below the
-floor by more than ``LEAK_UNITS`` (3) x that noise and by at least ``MIN_BELOW`` (3 %) of the floor, for
+floor by more than ``LEAK_UNITS`` (3) x that noise and by at least ``MIN_BELOW`` (8 %) of the floor, for
 ``STEADY`` evaluations in a row (all of them when fewer were made). A healthy run cannot be below the
 floor at all, so three noise scales three times in a row are enough. Why: the floor is the expected loss of the perfect predictor, which no honest
 model beats on unseen data; only a model that reads what it should predict -- a missing causal mask,
 labels copied into the inputs -- gets there. Below the floor by more than the measurement's noise, again
-and again, is the evidence; the 3 % covers what the noise cannot show: a fixed validation set's own
-sampling offset (its loss differs from the expectation by a constant, about sd(loss) / sqrt(examples)).
+and again, is the evidence; the 8 % covers what the noise cannot show: a fixed validation set's own
+sampling offset (its loss differs from the expectation by a constant, about sd(loss) / sqrt(examples):
+for a regression's squared error sqrt(2 / N) of the floor, 6 % with 512 examples -- a healthy linear
+regression in the benchmark measured 5 % below its floor). The log does not say N, so a leak smaller than
+that cannot be told from a small validation set.
 Train loss alone is not used: memorising a small training set also goes below the floor (that is
 overfitting, not leakage). Needs a floor: without one the rule stays silent rather than guess.
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.signals import curve, first_sustained, noise_scale, smooth
 
-MIN_BELOW = 0.03
+MIN_BELOW = 0.08
 STEADY = 3
 LEAK_UNITS = 3.0  # three evaluations in a row, each 3 noise scales below: ~1e-8 by chance
 LESSON = "docs/doctor.md#leakage"
