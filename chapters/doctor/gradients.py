@@ -19,6 +19,9 @@ blew up (a transformer's embedding after a divergence, a saturated recurrence) i
 or a total norm below ``VANISH_TOTAL``. Why: when early layers get a thousandth of the gradient of late
 ones, they do not learn (the same mechanism run the other way: Jacobians with norm below 1). A group whose
 norm is exactly zero is frozen or dead, not vanishing: the frozen rule reports it.
+
+Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-11-30):
+grad_explosion 11/12 top-1, vanishing_gradients 6/9; all labels 203/243, 2/90 false alarms (docs/doctor.md).
 """
 
 from __future__ import annotations
