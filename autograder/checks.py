@@ -4,18 +4,20 @@ A graded test cell in a course notebook contains only calls such as::
 
     check("02_metrics.total_grad_norm", total_grad_norm)
 
-A :class:`Check` is split in two halves on purpose:
+A :class:`Check` is split in three on purpose:
 
-* ``collect(seed, *learner_objects)`` calls the learner's code on inputs drawn from ``seed`` and returns
-  plain JSON data (numbers, lists, strings): what the code *did*.
+* ``prepare(seed, folder)`` draws the concrete inputs from ``seed`` (files go into ``folder``);
+* a *probe* (``autograder.probes``) calls the learner's code on those inputs and returns plain JSON data:
+  what the code *did*. It never sees the seed;
 * ``judge(seed, observation)`` decides, from that data alone, whether it is right. It rebuilds the inputs
   from the same seed and compares with the course's reference; it never runs learner code.
 
-Inside a notebook (nbgrader's path) both halves run in the learner's kernel, one after the other. The
-instructor's ``clinic grade`` runs ``collect`` in a confined child process and ``judge`` in its own clean
-process, so nothing a submission does to its interpreter (patching ``assert``, the traceback printer, these
-helpers, ``sys.exit``) can turn a failure into a pass: to forge an observation the learner would have to
-compute the right answer for inputs drawn at grading time -- which is solving the exercise.
+Inside a notebook (nbgrader's path) all three run in the learner's kernel, one after the other. The
+instructor's ``clinic grade`` runs only the probe in a confined child process, which cannot read this
+module, the problems or their seeds; ``prepare`` and ``judge`` run in the grader's own clean process. So
+nothing a submission does to its interpreter (patching ``assert``, the traceback printer, these helpers,
+``sys.exit``) can turn a failure into a pass: to forge an observation the learner would have to compute the
+right answer for inputs drawn at grading time -- which is solving the exercise.
 
 Hidden checks draw a fresh seed every time they run, so hard-coding the answers for the public inputs
 does not help; public checks use a fixed seed so a learner can reproduce what they see.
@@ -23,13 +25,15 @@ does not help; public checks use a fixed seed so a learner can reproduce what th
 
 from __future__ import annotations
 
-import json
 import secrets
+import tempfile
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
+
+from autograder import probes
 
 PUBLIC_SEED = 0
 
@@ -41,10 +45,14 @@ class CheckFailed(AssertionError):
 @dataclass(frozen=True)
 class Check:
     name: str  # "<assignment id>.<what is checked>", e.g. "02_metrics.total_grad_norm"
-    collect: Callable[..., Any]
+    prepare: Callable[[int, Path], Any]
     judge: Callable[[int, Any], None]
     hint: str  # shown when the learner's code is missing or wrong
     hidden: bool = False
+
+    @property
+    def probe(self) -> str:
+        return probes.probe_name(self.name)
 
     def draw_seed(self) -> int:
         return secrets.randbelow(2**31) if self.hidden else PUBLIC_SEED
@@ -54,10 +62,10 @@ REGISTRY: dict[str, Check] = {}
 
 
 def register(name: str, *, hint: str, hidden: bool = False):
-    """Decorator for a problem module: ``@register(...)`` on a class with ``collect`` and ``judge``."""
+    """Decorator for a problem module: ``@register(...)`` on a class with ``prepare`` and ``judge``."""
 
     def add(cls):
-        REGISTRY[name] = Check(name, cls.collect, cls.judge, hint, hidden)
+        REGISTRY[name] = Check(name, cls.prepare, cls.judge, hint, hidden)
         return cls
 
     return add
@@ -86,14 +94,13 @@ def lookup(name: str) -> Check:
         raise KeyError(f"unknown check {name!r}") from None
 
 
-def collect(check: Check, seed: int, *learner_objects) -> Any:
-    """Run the learner's side of a check; a missing implementation becomes a readable failure."""
-    try:
-        observation = check.collect(seed, *learner_objects)
-    except NotImplementedError:
-        raise CheckFailed(f"not implemented yet. Hint: {check.hint}") from None
-    # Both grading paths see the same data: whatever survives a trip through JSON (tuples become lists).
-    return json.loads(json.dumps(observation))
+def prepare(check: Check, seed: int, folder: Path) -> None:
+    """Write the check's inputs for ``seed`` into ``folder``, where its probe will read them."""
+    probes.write_case(folder, check.prepare(seed, folder))
+
+
+def not_implemented(check: Check) -> CheckFailed:
+    return CheckFailed(f"not implemented yet. Hint: {check.hint}")
 
 
 def judge(check: Check, seed: int, observation: Any) -> None:
@@ -134,7 +141,14 @@ def artifact(name: str) -> Path:
 
 
 def check(name: str, *learner_objects) -> None:
-    """What a notebook's test cell calls: collect, then judge, in this kernel. Raises CheckFailed."""
+    """What a notebook's test cell calls: prepare, probe, judge, all in this kernel. Raises CheckFailed."""
     found = lookup(name)
     seed = found.draw_seed()
-    judge(found, seed, collect(found, seed, *learner_objects))
+    with tempfile.TemporaryDirectory(prefix="check-") as folder:
+        prepare(found, seed, Path(folder))
+        try:
+            observation = probes.run(found.probe, Path(folder), *learner_objects)
+        except probes.NotImplementedYet:
+            raise not_implemented(found) from None
+        with working_directory(Path(folder)):
+            judge(found, seed, observation)

@@ -4,9 +4,12 @@ The child confines itself (``autograder.confine``); what only a parent can enfor
 
 * a wall-clock limit (a submission that blocks signals or sleeps forever is killed);
 * a process limit watched from outside, because Linux exempts root from ``RLIMIT_NPROC`` (fork bombs);
-* an output cap: output beyond it is read and thrown away, so the child never blocks and the grader's
-  memory stays bounded;
-* cleanup of the whole session, so no background process of a submission outlives its grading.
+* a process of the child that stops (``SIGSTOP``) is killed: nothing is left waiting forever, and a probe
+  that must see a process die mid-write (the crash-proof logger) stops it and lets the grader do the kill;
+* output caps: output beyond them is read and thrown away, so the child never blocks and the grader's
+  memory stays bounded -- at most one line of ``EVENT_BYTES`` is ever held, whatever the child writes;
+* cleanup of every process the child started (its PID namespace dies with it; without one, its
+  descendants and session are killed), so nothing of a submission outlives its grading.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from autograder.confine import Limits
 
 POLL_SECONDS = 0.05
 READER_GRACE_SECONDS = 5.0
+EVENT_BYTES = 2 * 1024 * 1024  # one event line; the child caps each check's result at half of this
 
 
 @dataclass(frozen=True)
@@ -44,33 +48,44 @@ class ChildRun:
     ended: str = "finished"  # finished | timeout | too many processes | crashed
 
 
+# What the child may read of the grader: itself and the probes -- never the problems (judges, reference
+# answers), the engine or the batch.
+CHILD_SIDE = ("__init__.py", "checks.py", "child.py", "confine.py", "probes")
+
+
 def course_packages() -> list[str]:
-    """The folders a submission may read besides Python itself: the course's packages and data."""
+    """What a submission may read besides Python itself: the lesson code, the data, the child's side."""
     root = Path(__file__).resolve().parents[1]
-    return [str(root / name) for name in ("chapters", "autograder", "datasets") if (root / name).is_dir()]
+    grader = Path(__file__).resolve().parent
+    paths = [root / name for name in ("chapters", "datasets")] + [grader / name for name in CHILD_SIDE]
+    return [str(path) for path in paths if path.exists()]
 
 
 def run_child(steps: list[dict], sandbox: Path, limits: SandboxLimits) -> ChildRun:
     spec = {"steps": steps, "sandbox": str(sandbox), "course_packages": course_packages(),
             "cell_timeout": limits.cell_seconds, "limits": vars(limits.process)}
-    spec_path = sandbox / ".grading-spec.json"
-    spec_path.write_text(json.dumps(spec))
     read_end, write_end = os.pipe()
     env = _child_env(sandbox)
-    process = subprocess.Popen([sys.executable, "-m", "autograder.child", str(spec_path), str(write_end)],
-                               cwd=sandbox, env=env, pass_fds=(write_end,), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    # The spec goes through stdin, never onto the disk the submission can read.
+    process = subprocess.Popen([sys.executable, "-m", "autograder.child", str(write_end)], cwd=sandbox, env=env,
+                               pass_fds=(write_end,), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, start_new_session=True)
     os.close(write_end)
     run = ChildRun()
     output = bytearray()
     # Daemon readers: a process that escaped the session may hold the pipes open; we stop waiting for it.
     readers = [threading.Thread(target=_drain, args=(process.stdout, output, limits.output_bytes), daemon=True),
                threading.Thread(target=_read_events, args=(os.fdopen(read_end, "rb"), run.events,
-                                                          limits.output_bytes * 16), daemon=True)]
+                                                          _max_events(steps)), daemon=True)]
     for reader in readers:
         reader.start()
+    try:
+        process.stdin.write(json.dumps(spec).encode())
+        process.stdin.close()
+    except OSError:
+        pass  # the child died at once: reported as crashed below
     run.ended = _supervise(process, limits)
-    _kill_session(process.pid)
+    _kill_tree(process)
     for reader in readers:
         reader.join(timeout=READER_GRACE_SECONDS)
     run.output = output.decode(errors="replace")
@@ -89,15 +104,38 @@ def _child_env(sandbox: Path) -> dict:
             "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
+def _max_events(steps: list[dict]) -> int:
+    """Events the grader keeps: one per cell and per check, and some room; a flood beyond is dropped."""
+    return 2 * (len(steps) + sum(len(step.get("calls", ())) for step in steps)) + 10
+
+
 def _supervise(process: subprocess.Popen, limits: SandboxLimits) -> str:
     deadline = time.monotonic() + limits.wall_seconds
     while process.poll() is None:
         if time.monotonic() > deadline:
             return "timeout"
-        if len(_session_members(process.pid)) > limits.process.max_processes:
+        members = _descendants(process.pid)
+        if len(members) > limits.process.max_processes:
             return "too many processes"
+        for member in members:
+            _kill_if_stopped(member)
         time.sleep(POLL_SECONDS)
     return "finished"
+
+
+def _descendants(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def _kill_if_stopped(member: psutil.Process) -> None:
+    try:
+        if member.status() == psutil.STATUS_STOPPED:
+            member.kill()
+    except psutil.Error:
+        pass  # exited meanwhile
 
 
 def _session_members(session_id: int) -> list[int]:
@@ -111,18 +149,32 @@ def _session_members(session_id: int) -> list[int]:
     return members
 
 
-def _kill_session(session_id: int) -> None:
-    """SIGKILL every process of the child's session until none is left (a fork bomb keeps forking)."""
+def _kill_tree(process: subprocess.Popen) -> None:
+    """SIGKILL the child, everything it started and its session until none is left (fork bombs fork on).
+
+    With a PID namespace killing the child is enough (the kernel kills the rest); without one, a
+    ``setsid()`` daemon has left the session but was a descendant when the snapshot was taken."""
+    doomed = {member.pid for member in _descendants(process.pid)}
+    process.kill()
+    process.wait()
     for _ in range(100):
-        members = _session_members(session_id)
-        if not members:
+        alive = [pid for pid in doomed | set(_session_members(process.pid)) if _running(pid)]
+        if not alive:
             return
-        for pid in members:
+        for pid in alive:
+            doomed.update(member.pid for member in _descendants(pid))
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
         time.sleep(POLL_SECONDS)
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def _drain(stream, into: bytearray, cap: int) -> None:
@@ -131,15 +183,30 @@ def _drain(stream, into: bytearray, cap: int) -> None:
             into.extend(chunk[: cap - len(into)])
 
 
-def _read_events(stream, events: list[dict], cap: int) -> None:
-    total = 0
-    for line in stream:
-        total += len(line)
-        if total > cap:
-            continue  # keep reading so the child never blocks on a full pipe
+def _read_events(stream, events: list[dict], max_events: int) -> None:
+    """Keep at most ``max_events`` JSON objects of at most ``EVENT_BYTES`` each, until ``done``.
+
+    Everything else -- longer lines, a flood, whatever a submission's thread writes after ``done`` -- is
+    read and dropped, so the child never blocks on a full pipe and the grader holds one bounded line."""
+    finished = False
+    while line := stream.readline(EVENT_BYTES + 1):
+        if not line.endswith(b"\n"):  # longer than any event: skip to its end
+            while (rest := stream.readline(EVENT_BYTES)) and not rest.endswith(b"\n"):
+                pass
+            continue
+        if finished or len(events) >= max_events:
+            continue
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # garbage written to our pipe by a submission
         if isinstance(event, dict):
             events.append(event)
+            finished = event.get("done") is True
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a sandbox whatever the submission left in it (``rm`` walks 5000 nested folders; Python 3.11's
+    ``shutil.rmtree`` recurses and would raise RecursionError)."""
+    subprocess.run(["rm", "-rf", "--one-file-system", str(path)], stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)

@@ -14,8 +14,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
-import shutil
-from pathlib import Path
 
 import torch
 
@@ -38,18 +36,8 @@ def evidence_window(case) -> tuple[int, int]:
 
 class Diagnose:
     @staticmethod
-    def collect(seed, diagnose_log):
-        directory = Path.cwd() / "mystery-check"
-        shutil.rmtree(directory, ignore_errors=True)
-        try:
-            answers = []
-            for path in write_mystery_logs(seed, directory):
-                answer = diagnose_log(str(path))
-                answers.append({"anomaly": str(answer["anomaly"]), "step": int(answer["step"]),
-                                "fix": str(answer["fix"])})
-            return answers
-        finally:
-            shutil.rmtree(directory, ignore_errors=True)
+    def prepare(seed, folder):
+        return [str(path.relative_to(folder)) for path in write_mystery_logs(seed, folder / "logs")]
 
     @staticmethod
     def judge(seed, observation):
@@ -93,21 +81,10 @@ def probe_models(seed: int) -> list[tuple[str, GPT]]:
     return models
 
 
-def logits_function(kind: str, model: GPT):
-    """The model as a function of token ids only (its config stays out of reach)."""
-    @torch.no_grad()
-    def logits_of(input_ids):
-        if kind == "sees_next_token":  # each position also reads the token after it: a leak through the input
-            input_ids = (input_ids + input_ids.roll(-1, dims=1)) % model.config.vocab_size
-        return model(input_ids)["logits"]
-    return logits_of
-
-
 class FutureLeak:
     @staticmethod
-    def collect(seed, leaks_future):
-        return [bool(leaks_future(logits_function(kind, model), model.config.vocab_size, 16))
-                for kind, model in probe_models(seed)]
+    def prepare(seed, folder):
+        return [{"model": model, "mixes_next_token": kind == "sees_next_token"} for kind, model in probe_models(seed)]
 
     @staticmethod
     def judge(seed, observation):
@@ -153,11 +130,8 @@ def validation_loss(model: GPT, seed: int) -> float:
 
 class FixedTraining:
     @staticmethod
-    def collect(seed, train_fixed):
-        name = f"fixed-weights-{seed}.pt"
-        Path(name).unlink(missing_ok=True)
-        train_fixed(seed, name)
-        return {"file": name}
+    def prepare(seed, folder):
+        return random.Random(seed).randrange(10_000)  # the learner's training seed (the judge's rows are other)
 
     @staticmethod
     def judge(seed, observation):
