@@ -52,6 +52,10 @@ def grade_one(course_root: str, submission: Submission, limits: SandboxLimits) -
             result.notes.insert(0, submission.note)
     except (NotebookError, found.SubmissionError) as err:
         result = unusable(course, submission.assignment, str(err))
+    except Exception as err:  # noqa: BLE001 -- a grader bug on one submission must not stop the batch
+        result = unusable(course, submission.assignment, f"the grader failed on this submission "
+                                                          f"({type(err).__name__}: {str(err)[:200]})")
+        result.status = "crashed"
     return record_of(submission, result.status, result.notes, result.confinement,
                      [asdict(problem) for problem in result.problems])
 

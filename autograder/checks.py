@@ -143,7 +143,11 @@ def artifact(name: str) -> Path:
 def check(name: str, *learner_objects) -> None:
     """What a notebook's test cell calls: prepare, probe, judge, all in this kernel. Raises CheckFailed."""
     found = lookup(name)
-    seed = found.draw_seed()
+    run(found, found.draw_seed(), *learner_objects)
+
+
+def run(found: Check, seed: int, *learner_objects) -> None:
+    """One check on one seed, in this process (a kernel, or a bench that tries many seeds)."""
     with tempfile.TemporaryDirectory(prefix="check-") as folder:
         prepare(found, seed, Path(folder))
         try:

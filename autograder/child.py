@@ -83,9 +83,10 @@ def main(result_fd: str) -> None:
         for call in step["calls"]:
             try:
                 objects = [shell.user_ns.get(name) for name in call["args"]]
+                origins = [defined_in(obj) for obj in objects]
                 with time_limit(spec["cell_timeout"]):
                     observation = probes.run(call["probe"], os.path.join(spec["sandbox"], call["folder"]), *objects)
-                emit(call=call["call"], observation=observation)
+                emit(call=call["call"], observation=observation, origins=origins)
             except probes.NotImplementedYet:
                 emit(call=call["call"], not_implemented=True)
             except BaseException as err:  # SystemExit and KeyboardInterrupt too: one check fails, not the run
@@ -94,6 +95,16 @@ def main(result_fd: str) -> None:
     results.close()
     # Skip interpreter shutdown: a submission's atexit hooks and threads cannot change what was emitted.
     os._exit(0)
+
+
+def defined_in(obj) -> str | None:
+    """The module a function or class handed to a check comes from (the grader refuses the course's own)."""
+    import inspect
+
+    if inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismethod(obj):
+        module = getattr(obj, "__module__", None)
+        return module if isinstance(module, str) else None
+    return None
 
 
 def run_cell(shell, code: str, seconds: float) -> str | None:

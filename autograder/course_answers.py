@@ -52,18 +52,32 @@ def note(symbol: str) -> str:
             "see docs/grading.md)")
 
 
+def defined_by_learner(module: str | None) -> bool:
+    """Whether a function or class handed to a check was defined outside the course package.
+
+    The child reports the ``__module__`` of each function and class it passes to a probe; ``chapters.*``
+    there means the object *is* the course's (``estimate_peak_bytes = estimate_memory``)."""
+    return not (isinstance(module, str) and (module == "chapters" or module.startswith("chapters.")))
+
+
 def _used_names(source: str) -> set[str]:
+    """Course names an answer cell uses: imported from chapters, read as a name it does not define itself
+    (the setup cells import some), reached as an attribute, or fetched with getattr."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()  # the cell fails in the child anyway
-    names = set()
+    read, defined, reached = set(), set(), set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("chapters"):
-            names.update(alias.name for alias in node.names)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else defined).add(node.id)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("chapters"):
+            reached.update(alias.name for alias in node.names)
         elif isinstance(node, ast.Attribute):
-            names.add(node.attr)
+            reached.add(node.attr)
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
               and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)):
-            names.add(str(node.args[1].value))
-    return names
+            reached.add(str(node.args[1].value))
+    return (read - defined) | reached

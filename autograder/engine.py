@@ -124,6 +124,10 @@ def _judge(problem: Problem, calls: list[PreparedCall], outcomes: dict[int, dict
                 raise checks.not_implemented(check)
             if "observation" not in event:
                 raise checks.CheckFailed(str(event.get("error"))[:500])
+            origins = event.get("origins")
+            for origin in origins if isinstance(origins, list) else []:
+                if not course_answers.defined_by_learner(origin):
+                    raise checks.CheckFailed(course_answers.note(f"code ({origin})"))
             with checks.working_directory(call.folder):
                 checks.judge(check, call.seed, event["observation"])
             verdict = "ok"

@@ -107,8 +107,14 @@ def _pick_notebook(student: str, assignment: str, folder: Path, root: Path) -> S
 
 def read_bytes(submission: Submission) -> bytes:
     """The notebook's bytes: a regular file reached without following any link. Raises SubmissionError."""
-    parts = submission.notebook.parts
-    folder = os.open(submission.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return _read_bytes(submission.root, submission.notebook.parts)
+    except OSError as err:  # whatever else the disk says: this student's problem, in one line
+        raise SubmissionError(f"{printable(str(submission.notebook))} cannot be read ({_why(err)})") from None
+
+
+def _read_bytes(root: Path, parts: tuple[str, ...]) -> bytes:
+    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for part in parts[:-1]:
             try:
@@ -123,10 +129,10 @@ def read_bytes(submission: Submission) -> bytes:
             raise SubmissionError(f"{printable(parts[-1])} cannot be opened ({_why(err)})") from None
     finally:
         os.close(folder)
+    if not stat.S_ISREG(os.fstat(file).st_mode):
+        os.close(file)
+        raise SubmissionError(f"{printable(parts[-1])} is not a regular file")
     with os.fdopen(file, "rb") as stream:
-        info = os.fstat(stream.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise SubmissionError(f"{printable(parts[-1])} is not a regular file")
         data = stream.read(MAX_NOTEBOOK_BYTES + 1)
     if len(data) > MAX_NOTEBOOK_BYTES:
         raise SubmissionError(f"{printable(parts[-1])} is larger than {MAX_NOTEBOOK_BYTES // 1024**2} MiB")
