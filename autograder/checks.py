@@ -36,6 +36,7 @@ from typing import Any, Callable
 from autograder import probes
 
 PUBLIC_SEED = 0
+MAX_ARTIFACT_BYTES = 256 * 1024**2  # a judge never loads more of a file the learner's code wrote
 
 
 class CheckFailed(AssertionError):
@@ -49,6 +50,9 @@ class Check:
     judge: Callable[[int, Any], None]
     hint: str  # shown when the learner's code is missing or wrong
     hidden: bool = False
+    # Called by the grader each time the probe's writer stops itself; the values reach the judge as
+    # ``observation["measured"]``. Without it, a stopped writer is killed (a crash at a chosen moment).
+    measure: Callable[[Path], Any] | None = None
 
     @property
     def probe(self) -> str:
@@ -65,7 +69,7 @@ def register(name: str, *, hint: str, hidden: bool = False):
     """Decorator for a problem module: ``@register(...)`` on a class with ``prepare`` and ``judge``."""
 
     def add(cls):
-        REGISTRY[name] = Check(name, cls.prepare, cls.judge, hint, hidden)
+        REGISTRY[name] = Check(name, cls.prepare, cls.judge, hint, hidden, getattr(cls, "measure", None))
         return cls
 
     return add
@@ -137,6 +141,8 @@ def artifact(name: str) -> Path:
     path = (base / str(name)).resolve()
     if base not in path.parents or not path.is_file():
         raise CheckFailed(f"no file {name!r} in the notebook's directory")
+    if path.stat().st_size > MAX_ARTIFACT_BYTES:
+        raise CheckFailed(f"{name!r} is larger than {MAX_ARTIFACT_BYTES // 1024**2} MiB")
     return path
 
 
@@ -150,9 +156,24 @@ def run(found: Check, seed: int, *learner_objects) -> None:
     """One check on one seed, in this process (a kernel, or a bench that tries many seeds)."""
     with tempfile.TemporaryDirectory(prefix="check-") as folder:
         prepare(found, seed, Path(folder))
+        measured = []
+
+        def on_stop() -> bool:
+            if found.measure is None:
+                return False
+            measured.append(found.measure(Path(folder)))
+            return True
+
         try:
-            observation = probes.run(found.probe, Path(folder), *learner_objects)
+            observation = probes.run(found.probe, Path(folder), *learner_objects, on_stop=on_stop)
         except probes.NotImplementedYet:
             raise not_implemented(found) from None
         with working_directory(Path(folder)):
-            judge(found, seed, observation)
+            judge(found, seed, with_measurements(found, observation, measured))
+
+
+def with_measurements(found: Check, observation: Any, measured: list) -> Any:
+    """The observation as the judge sees it: what the grader measured replaces anything sent under that name."""
+    if found.measure is None or not isinstance(observation, dict):
+        return observation
+    return {**observation, "measured": measured}

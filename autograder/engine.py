@@ -50,11 +50,12 @@ def grade_notebook(course: Course, assignment: str, notebook_path: Path, limits:
     sandbox = Path(tempfile.mkdtemp(prefix="clinic-grade-"))
     try:
         steps, calls = _prepare(grading_plan, sandbox)
-        run = run_child(steps, sandbox, limits)
+        measured: dict[int, list] = {}
+        run = run_child(steps, sandbox, limits, lambda number: _measure(calls, number, measured))
         outcomes = _outcomes(run.events)
         borrowed = course_answers.used(assignment, submission)
         # Judged while the sandbox still exists: a check reads the files the learner's code wrote there.
-        results = [_judge(problem, calls, outcomes, sandbox, borrowed) for problem in grading_plan.problems]
+        results = [_judge(problem, calls, outcomes, measured, borrowed) for problem in grading_plan.problems]
     finally:
         remove_tree(sandbox)
     status = {"finished": "graded", "timeout": "timeout"}.get(run.ended, "crashed")
@@ -96,6 +97,17 @@ def _prepare(grading_plan, sandbox: Path) -> tuple[list[dict], list[PreparedCall
     return steps, calls
 
 
+def _measure(calls: list[PreparedCall], number: int | None, measured: dict[int, list]) -> bool:
+    """A process of the child stopped while call ``number`` ran: measure its files now, then let it go on.
+
+    False (kill it) when that check measures nothing: a stop is then the moment the probe wants a crash."""
+    if not isinstance(number, int) or not 1 <= number <= len(calls) or calls[number - 1].check.measure is None:
+        return False
+    call = calls[number - 1]
+    measured.setdefault(number, []).append(call.check.measure(call.folder))
+    return True
+
+
 def _outcomes(events: list[dict]) -> dict[int, dict]:
     """The first report of each call (a forged duplicate written later changes nothing)."""
     outcomes = {}
@@ -106,7 +118,7 @@ def _outcomes(events: list[dict]) -> dict[int, dict]:
     return outcomes
 
 
-def _judge(problem: Problem, calls: list[PreparedCall], outcomes: dict[int, dict], sandbox: Path,
+def _judge(problem: Problem, calls: list[PreparedCall], outcomes: dict[int, dict], measured: dict[int, list],
            borrowed: dict[str, set]) -> ProblemResult:
     """Verdicts are given here, in the grader's own process, from the data the child reported."""
     passed_all, messages, hidden = True, [], 0
@@ -128,8 +140,9 @@ def _judge(problem: Problem, calls: list[PreparedCall], outcomes: dict[int, dict
             for origin in origins if isinstance(origins, list) else []:
                 if not course_answers.defined_by_learner(origin):
                     raise checks.CheckFailed(course_answers.note(f"code ({origin})"))
+            observation = checks.with_measurements(check, event["observation"], measured.get(number, []))
             with checks.working_directory(call.folder):
-                checks.judge(check, call.seed, event["observation"])
+                checks.judge(check, call.seed, observation)
             verdict = "ok"
         except checks.CheckFailed as failure:
             passed_all, verdict = False, str(failure)

@@ -23,6 +23,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import psutil
 
@@ -47,6 +48,21 @@ class ChildRun:
     output: str = ""
     ended: str = "finished"  # finished | timeout | too many processes | crashed
 
+    @property
+    def current_call(self) -> int | None:
+        """The test call the child said it is probing (``{"start": N}``), if any."""
+        starts = [event["start"] for event in self.events if isinstance(event.get("start"), int)]
+        return starts[-1] if starts else None
+
+
+# Asked about a stopped process of the child, with the call being probed: True to let it continue (the
+# grader measured what it needed while it was frozen), False to kill it.
+OnStop = Callable[[int | None], bool]
+
+
+def kill_always(call: int | None) -> bool:
+    return False
+
 
 # What the child may read of the grader: itself and the probes -- never the problems (judges, reference
 # answers), the engine or the batch.
@@ -61,7 +77,7 @@ def course_packages() -> list[str]:
     return [str(path) for path in paths if path.exists()]
 
 
-def run_child(steps: list[dict], sandbox: Path, limits: SandboxLimits) -> ChildRun:
+def run_child(steps: list[dict], sandbox: Path, limits: SandboxLimits, on_stop: OnStop = kill_always) -> ChildRun:
     spec = {"steps": steps, "sandbox": str(sandbox), "course_packages": course_packages(),
             "cell_timeout": limits.cell_seconds, "limits": vars(limits.process)}
     read_end, write_end = os.pipe()
@@ -84,7 +100,7 @@ def run_child(steps: list[dict], sandbox: Path, limits: SandboxLimits) -> ChildR
         process.stdin.close()
     except OSError:
         pass  # the child died at once: reported as crashed below
-    run.ended = _supervise(process, limits)
+    run.ended = _supervise(process, limits, lambda: on_stop(run.current_call))
     _kill_tree(process)
     for reader in readers:
         reader.join(timeout=READER_GRACE_SECONDS)
@@ -109,7 +125,7 @@ def _max_events(steps: list[dict]) -> int:
     return 2 * (len(steps) + sum(len(step.get("calls", ())) for step in steps)) + 10
 
 
-def _supervise(process: subprocess.Popen, limits: SandboxLimits) -> str:
+def _supervise(process: subprocess.Popen, limits: SandboxLimits, resume: Callable[[], bool]) -> str:
     deadline = time.monotonic() + limits.wall_seconds
     while process.poll() is None:
         if time.monotonic() > deadline:
@@ -118,7 +134,7 @@ def _supervise(process: subprocess.Popen, limits: SandboxLimits) -> str:
         if len(members) > limits.process.max_processes:
             return "too many processes"
         for member in members:
-            _kill_if_stopped(member)
+            _handle_if_stopped(member, resume)
         time.sleep(POLL_SECONDS)
     return "finished"
 
@@ -130,10 +146,14 @@ def _descendants(pid: int) -> list[psutil.Process]:
         return []
 
 
-def _kill_if_stopped(member: psutil.Process) -> None:
+def _handle_if_stopped(member: psutil.Process, resume: Callable[[], bool]) -> None:
+    """A stopped process is measured and continued when a probe asked for it, else killed."""
     try:
         if member.status() == psutil.STATUS_STOPPED:
-            member.kill()
+            if resume():
+                member.resume()
+            else:
+                member.kill()
     except psutil.Error:
         pass  # exited meanwhile
 

@@ -109,8 +109,7 @@ def build(course, honest_path_hint: str, repo_root: str):
         "cheat_hides_tracebacks": (_prepend(blank, "get_ipython().showtraceback = lambda *a, **k: None", 0),
                                    ZERO, "graded"),
         "cheat_patches_check_helpers": (_prepend(blank, "import autograder.checks as c\n"
-                                                 "c.check = c.judge = lambda *a, **k: None\n"
-                                                 "c.collect = lambda *a, **k: {}", 0), ZERO, "graded"),
+                                                 "c.check = c.judge = c.run = lambda *a, **k: None", 0), ZERO, "graded"),
         "cheat_patches_assert": (_prepend(blank, "import builtins\nbuiltins.AssertionError = type('Nope', (Exception,), {})\n"
                                           "builtins.NotImplementedError = type('Nope2', (Exception,), {})", 0),
                                  ZERO, "graded"),

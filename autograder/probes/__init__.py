@@ -20,14 +20,20 @@ import importlib
 import json
 import os
 import pkgutil
+import signal
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
 import torch
 
+# Bound now, before any learner code runs: a submission that patches ``os``/``signal`` later cannot make a
+# writer run its own code (flush a logger that never flushed) before it stops.
+_raise_signal, _waitpid = signal.raise_signal, os.waitpid
 CASE_FILE = "inputs.pt"
 PROBES: dict[str, Callable[..., Any]] = {}
+# Set by ``run`` in a learner's own kernel, where no grader watches: what to do with a stopped writer.
+_local_on_stop: list = []
 
 
 class NotImplementedYet(Exception):
@@ -67,10 +73,15 @@ def inside(folder: Path):
         os.chdir(before)
 
 
-def run(name: str, folder: Path, *learner_objects) -> Any:
-    """Load the prepared inputs in ``folder``, call the probe there; return JSON-safe data."""
+def run(name: str, folder: Path, *learner_objects, on_stop: Callable[[], bool] | None = None) -> Any:
+    """Load the prepared inputs in ``folder``, call the probe there; return JSON-safe data.
+
+    ``on_stop`` is for a learner's own kernel only: with no grader outside, the probe itself handles its
+    stopped writer with it (True: measured, continue it; False: kill it). In ``clinic grade`` it is None.
+    """
     _load_all()
     function = PROBES[name]
+    _local_on_stop[:] = [on_stop] if on_stop else []
     with inside(folder):
         case = torch.load(CASE_FILE, weights_only=False)  # written by the grader, not by the learner
         try:
@@ -79,6 +90,30 @@ def run(name: str, folder: Path, *learner_objects) -> Any:
             raise NotImplementedYet() from None
     # Both grading paths see the same data: whatever survives a trip through JSON (tuples become lists).
     return json.loads(json.dumps(observation))
+
+
+def stop_here() -> None:
+    """Called in a probe's forked writer: freeze until whoever watches has measured (then continue) or
+    decided this is where the writer dies (then SIGKILL). A frozen process runs no code, its own or patched."""
+    _raise_signal(signal.SIGSTOP)
+
+
+def wait_for_writer(pid: int) -> int:
+    """Wait for a forked writer to end; its wait status.
+
+    Under ``clinic grade`` the grader handles every stop from outside (measures and continues it, or
+    kills it). In a learner's kernel there is nobody outside, so this process does the same here.
+    """
+    if not _local_on_stop:
+        return _waitpid(pid, 0)[1]
+    while True:
+        _, status = _waitpid(pid, os.WUNTRACED)
+        if not os.WIFSTOPPED(status):
+            return status
+        if _local_on_stop[0]():
+            os.kill(pid, signal.SIGCONT)
+        else:
+            os.kill(pid, signal.SIGKILL)
 
 
 def _load_all() -> None:

@@ -1,28 +1,27 @@
 """Probes for ``01_logging_levels``: train a short run with the learner's logger, run their logging loop,
 their TensorBoard writer. The files they write are read and judged by the grader.
 
-The crash check needs the writer to die at a known step without warning. The writer process *stops itself*
-there (a stopped process runs no more Python: no flush, no handler); the one who kills it is outside it --
-the probe's parent here, and the grader, which kills any stopped process of a submission.
+What is on disk when is measured from outside the writer: the writer is a forked process that *stops
+itself* after each record (a stopped process runs no more Python: no flush, no handler). The grader counts
+the file's lines while it is frozen and continues it -- or, for the crash check, kills it there with
+SIGKILL. (In a learner's own kernel the probe's parent plays the grader.)
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import signal
 from pathlib import Path
 
 import torch
 
-from autograder.probes import probe
+from autograder.probes import probe, stop_here, wait_for_writer
 from chapters.core.callbacks import Callback
 
 LOG_NAME = "metrics.jsonl"
-# Bound now, before any learner code runs: a submission that patches ``os``/``signal`` later cannot make the
-# stop run its own code first (flushing a logger that never flushed).
-_raise_signal, _waitpid = signal.raise_signal, os.waitpid
 
 
 def train(settings: dict, callbacks: list) -> None:
@@ -50,19 +49,16 @@ def complete_lines(path: Path) -> int:
         return 0
 
 
-class FileWatcher(Callback):
-    """A callback placed after the learner's logger: how many lines are in the file after each record."""
-
-    def __init__(self, path: Path):
-        self.path, self.counts = path, []
+class StopAfterEachRecord(Callback):
+    """Placed after the learner's logger: the writer freezes after every record and event it handled."""
 
     def on_log(self, trainer, record):
-        self.counts.append(complete_lines(self.path))
+        stop_here()
 
     on_eval_end = on_log
 
     def on_event(self, trainer, event):
-        self.counts.append(complete_lines(self.path))
+        stop_here()
 
 
 @contextlib.contextmanager
@@ -81,14 +77,35 @@ def watching_fsync(path: Path, calls: list):
         os.fsync = real
 
 
+def in_writer(work) -> int:
+    """Run ``work`` in a forked writer process; its wait status once it ended (or was killed)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            # A forked child inherits torch's OpenMP pool without its threads: its first parallel op would
+            # wait forever for them. One thread means no parallel region at all.
+            torch.set_num_threads(1)
+            work()
+        finally:
+            os._exit(0)
+    return wait_for_writer(pid)
+
+
 @probe("01_logging_levels.jsonl_logger")
 def jsonl_logger(settings: dict, logger_class) -> dict:
     run_dir = Path("run")
     path = run_dir / LOG_NAME
-    watcher, fsyncs = FileWatcher(path), []
-    with watching_fsync(path, fsyncs):
-        train(settings, [logger_class(run_dir), watcher])
-    return {"log": str(path), "counts_after_each_record": watcher.counts, "fsync_line_counts": fsyncs}
+    logger = logger_class(run_dir)  # made here, so a missing implementation is reported as such
+
+    def work():
+        fsyncs = []
+        with watching_fsync(path, fsyncs):
+            train(settings, [logger, StopAfterEachRecord()])
+        Path("fsyncs.json").write_text(json.dumps(fsyncs))
+
+    in_writer(work)
+    fsyncs = json.loads(Path("fsyncs.json").read_text()) if Path("fsyncs.json").exists() else []
+    return {"log": str(path), "fsync_line_counts": fsyncs}
 
 
 class StopAfter(Callback):
@@ -99,26 +116,14 @@ class StopAfter(Callback):
 
     def on_log(self, trainer, record):
         if record["step"] >= self.step:
-            _raise_signal(signal.SIGSTOP)
+            stop_here()
 
 
 @probe("01_logging_levels.jsonl_crash")
 def jsonl_crash(settings: dict, logger_class) -> dict:
     run_dir = Path("run")
     logger = logger_class(run_dir)  # made here, so a missing implementation is reported as such
-    pid = os.fork()
-    if pid == 0:  # the writer: train until it stops itself
-        try:
-            # A forked child inherits torch's OpenMP pool without its threads: its first parallel op would
-            # wait forever for them. One thread means no parallel region at all.
-            torch.set_num_threads(1)
-            train(settings, [logger, StopAfter(settings["kill_at"])])
-        finally:
-            os._exit(3)  # only reached when the stop did not happen
-    _, status = _waitpid(pid, os.WUNTRACED)
-    if os.WIFSTOPPED(status):
-        os.kill(pid, signal.SIGKILL)  # a stopped process runs no code: what is on disk now is what survives
-        _, status = _waitpid(pid, 0)
+    status = in_writer(lambda: train(settings, [logger, StopAfter(settings["kill_at"])]))
     return {"log": str(run_dir / LOG_NAME), "killed": os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL}
 
 

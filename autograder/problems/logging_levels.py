@@ -12,8 +12,10 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import random
 import re
+import stat
 import tempfile
 from pathlib import Path
 
@@ -30,6 +32,21 @@ def run_settings(seed: int) -> dict:
     return {"seed": seed % 1000, "steps": steps, "log_every": log_every,
             "poisoned": 4 if seed == 0 else rng.randint(2, steps - 4),  # 0-based index of the unlearnable step
             "kill_at": 8 if seed == 0 else rng.randint(log_every, steps - 2)}
+
+
+def count_lines(path: Path, cap: int = 64 * 1024**2) -> int:
+    """Newlines in the first ``cap`` bytes of a learner's file (read in chunks: the file may be huge)."""
+    lines = 0
+    try:  # a regular file only: a link or a FIFO planted there must not block or redirect the grader
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return 0
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return 0
+        while cap > 0 and (chunk := file.read(min(cap, 1 << 20))):
+            lines, cap = lines + chunk.count(b"\n"), cap - len(chunk)
+    return lines
 
 
 def reference_records(settings: dict) -> list[dict]:
@@ -98,6 +115,11 @@ class JsonlLoggerCheck:
         return run_settings(seed)
 
     @staticmethod
+    def measure(folder):
+        """Lines on disk while the writer is frozen right after a record: measured here, in the grader."""
+        return count_lines(folder / "run" / LOG_NAME)
+
+    @staticmethod
     def judge(seed, observation):
         expected = reference_records(run_settings(seed))
         records, frame = read_learner_log(observation["log"])
@@ -107,7 +129,7 @@ class JsonlLoggerCheck:
             raise CheckFailed(f"pandas does not read back the {nan_losses} NaN train_loss value(s) of this run")
         check_events(records, expected)
         same_metrics(records, expected, "metrics.jsonl")
-        counts = observation["counts_after_each_record"]
+        counts = observation["measured"]
         if any(later != earlier + 1 for earlier, later in zip(counts, counts[1:])) or not counts or counts[0] < 2:
             raise CheckFailed(f"lines on disk after each record: {counts[:12]}...: flush after every record, so "
                               "each one is in the file as soon as it is written")
