@@ -135,8 +135,18 @@ def _supervise(process: subprocess.Popen, limits: SandboxLimits, resume: Callabl
             return "too many processes"
         for member in members:
             _handle_if_stopped(member, resume)
+        _continue_if_stopped(process.pid)
         time.sleep(POLL_SECONDS)
     return "finished"
+
+
+def _continue_if_stopped(pid: int) -> None:
+    """The child's outer process only waits for its namespace's init: a submission that stops it (its
+    process group) would stall grading until the wall-clock limit, so it is simply continued."""
+    try:
+        _handle_if_stopped(psutil.Process(pid), lambda: True)
+    except psutil.Error:
+        pass
 
 
 def _descendants(pid: int) -> list[psutil.Process]:

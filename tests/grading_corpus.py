@@ -143,6 +143,8 @@ def build(course, honest_path_hint: str, repo_root: str):
         "reads_judge_module_by_path": (_prepend(good, READ_JUDGE), PARTIAL, "graded"),
         "reads_parent_memory": (_prepend(blank, READ_PARENT, 0), ZERO, "graded"),
         "signals_every_process": (_prepend(good, SIGNAL_ALL), FULL, "graded"),
+        "stops_its_process_group": (_prepend(good, "import os, signal\nos.kill(0, signal.SIGSTOP)"), FULL, "graded"),
+        "forks_a_process_that_stops": (_prepend(good, STOPPED_CHILD), FULL, "graded"),
         "kills_its_process_group": (_prepend(good, "import os, signal\nos.kill(0, signal.SIGKILL)"), PARTIAL, "crashed"),
         "setsid_daemon": (_prepend(good, DAEMON), FULL, "graded"),
         "huge_line_on_result_channel": (_prepend(good, HUGE_LINE), FULL, "graded"),
@@ -192,6 +194,10 @@ chunk = b"x" * (1 << 20)
 for _ in range(300):
     os.write(fd, chunk)
 os.write(fd, b"\\n")"""
+STOPPED_CHILD = """import os, signal
+if os.fork() == 0:
+    os.kill(os.getpid(), signal.SIGSTOP)
+    os._exit(0)"""
 UNPRINTABLE = """class Unprintable(Exception):
     def __str__(self):
         raise RuntimeError("no")

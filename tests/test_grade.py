@@ -30,9 +30,27 @@ def corpus_run(tmp_path_factory):
     expected = write_corpus(COURSE, submissions, str(REPO))
     honest = submissions / "correct" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     honest_hash = hashlib.sha256(honest.read_bytes()).hexdigest()
-    done = clinic("grade", "--assignment", ASSIGNMENT, "--submissions", str(submissions), "--out", str(out),
-                  "--jobs", "2", "--timeout", "24", "--memory-gb", "3", "--json", timeout=900)
-    return expected, done, out, submissions, honest, honest_hash
+    scratch = root / "tmp"  # every sandbox, and so every process a submission starts, lives under it
+    scratch.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", str(scratch))
+        done = clinic("grade", "--assignment", ASSIGNMENT, "--submissions", str(submissions), "--out", str(out),
+                      "--jobs", "2", "--timeout", "24", "--memory-gb", "3", "--json", timeout=900)
+    left = processes_started_under(scratch)
+    return expected, done, out, submissions, honest, honest_hash, left
+
+
+def processes_started_under(scratch) -> list[str]:
+    import psutil
+
+    left = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get("TMPDIR", "").startswith(str(scratch)):
+                left.append(" ".join(process.cmdline())[:120])
+        except psutil.Error:
+            continue
+    return left
 
 
 def test_the_corpus_holds_at_least_15_named_submissions(corpus_run):
@@ -41,7 +59,7 @@ def test_the_corpus_holds_at_least_15_named_submissions(corpus_run):
 
 def test_every_corpus_submission_gets_its_expected_score_and_status(corpus_run):
     expected, done, *_ = corpus_run
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]  # also with every hostile submission in the batch
     results = {result["student"]: result for result in json.loads(done.stdout)["results"]}
     assert set(results) == set(expected)
     wrong = {student: (result["score"], result["status"], expected_score(COURSE, expected[student][0]),
@@ -53,8 +71,19 @@ def test_every_corpus_submission_gets_its_expected_score_and_status(corpus_run):
 
 
 def test_attacks_leave_other_students_files_untouched(corpus_run):
-    *_, honest, honest_hash = corpus_run
+    *_, honest, honest_hash, _ = corpus_run
     assert hashlib.sha256(honest.read_bytes()).hexdigest() == honest_hash
+
+
+def test_no_process_of_a_submission_outlives_clinic_grade(corpus_run):
+    """The corpus holds a setsid() daemon, a fork bomb and a child that stops: none is left."""
+    assert corpus_run[-1] == []
+
+
+def test_grade_prints_errors_on_stderr_and_json_stdout_is_one_document(corpus_run):
+    _, done, *_ = corpus_run
+    assert set(json.loads(done.stdout)) == {"results"}
+    assert "Traceback" not in done.stderr
 
 
 def test_grades_csv_has_one_row_per_problem_and_student(corpus_run):
@@ -95,6 +124,9 @@ def test_a_second_run_resumes_and_force_regrades(corpus_run, tmp_path):
     (["--assignment", ASSIGNMENT, "--submissions", "/nonexistent/dir"], "not a folder"),
     (["--assignment", ASSIGNMENT, "--submissions", ".", "--jobs", "0"], "positive integer"),
     (["--assignment", ASSIGNMENT, "--submissions", ".", "--timeout", "-1"], "positive"),
+    (["--assignment", ASSIGNMENT, "--submissions", ".", "--timeout", "1e12"], "from 10 to 86400 seconds"),
+    (["--assignment", ASSIGNMENT, "--submissions", ".", "--memory-gb", "1e10"], "from 0.5 to 1024 GiB"),
+    (["--assignment", ASSIGNMENT, "--submissions", ".", "--memory-gb", "nan"], "from 0.5 to 1024 GiB"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(args, message):
     done = clinic("grade", *args)
