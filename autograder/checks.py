@@ -25,6 +25,7 @@ does not help; public checks use a fixed seed so a learner can reproduce what th
 
 from __future__ import annotations
 
+import json
 import secrets
 import tempfile
 from contextlib import contextmanager
@@ -53,6 +54,8 @@ class Check:
     # Called by the grader each time the probe's writer stops itself; the values reach the judge as
     # ``observation["measured"]``. Without it, a stopped writer is killed (a crash at a chosen moment).
     measure: Callable[[Path], Any] | None = None
+    # Answers a probe's question (``probes.ask``) from the seed, in the grader: what the child must not hold.
+    oracle: Callable[[int, Any], Any] | None = None
 
     @property
     def probe(self) -> str:
@@ -69,7 +72,8 @@ def register(name: str, *, hint: str, hidden: bool = False):
     """Decorator for a problem module: ``@register(...)`` on a class with ``prepare`` and ``judge``."""
 
     def add(cls):
-        REGISTRY[name] = Check(name, cls.prepare, cls.judge, hint, hidden, getattr(cls, "measure", None))
+        REGISTRY[name] = Check(name, cls.prepare, cls.judge, hint, hidden, getattr(cls, "measure", None),
+                               getattr(cls, "oracle", None))
         return cls
 
     return add
@@ -165,11 +169,19 @@ def run(found: Check, seed: int, *learner_objects) -> None:
             return True
 
         try:
-            observation = probes.run(found.probe, Path(folder), *learner_objects, on_stop=on_stop)
+            observation = probes.run(found.probe, Path(folder), *learner_objects, on_stop=on_stop,
+                                     ask=lambda request: answer(found, seed, request))
         except probes.NotImplementedYet:
             raise not_implemented(found) from None
         with working_directory(Path(folder)):
             judge(found, seed, with_measurements(found, observation, measured))
+
+
+def answer(found: Check, seed: int, request: Any) -> Any:
+    """The check's answer to a probe's question; JSON in, JSON out, as across the sandbox's pipe."""
+    if found.oracle is None:
+        raise ValueError("this check asks nothing")
+    return json.loads(json.dumps(found.oracle(seed, json.loads(json.dumps(request)))))
 
 
 def with_measurements(found: Check, observation: Any, measured: list) -> Any:

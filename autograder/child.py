@@ -1,6 +1,7 @@
 """The grading child: confine this process, run a submission's cells, probe what its code does.
 
-Started by ``autograder.sandbox`` as ``python -m autograder.child RESULT_FD`` with the run's spec on stdin:
+Started by ``autograder.sandbox`` as ``python -m autograder.child RESULT_FD`` with the run's spec on stdin
+(it also names the pipe on which the grader answers a probe's questions, see ``probes.ask``):
 the cells to run in order, and for each test call a probe name, the learner's object names and the folder
 holding that check's prepared inputs. No seed, no check name, no hidden parameter: the child cannot tell a
 hidden check from a public one, and it cannot import the judges (``autograder.confine`` keeps them out of
@@ -69,6 +70,17 @@ def main(result_fd: str) -> None:
     from autograder import probes
 
     probes._load_all()
+    answers = os.fdopen(spec["answers_fd"], "rb")
+    current = {"call": None}
+
+    def ask(request):
+        emit(ask=current["call"], request=request)
+        reply = json.loads(answers.readline(OBSERVATION_BYTES * 2) or b"null")
+        if not isinstance(reply, dict) or "answer" not in reply:
+            raise RuntimeError(f"the grader could not answer: {reply.get('error') if isinstance(reply, dict) else reply}")
+        return reply["answer"]
+
+    probes.connect(ask)
     emit(confinement=isolated + confine(spec["sandbox"], spec["course_packages"], Limits(**spec["limits"])))
     from traitlets.config import Config
     from IPython.core.interactiveshell import InteractiveShell
@@ -85,6 +97,7 @@ def main(result_fd: str) -> None:
                 objects = [shell.user_ns.get(name) for name in call["args"]]
                 origins = [defined_in(obj) for obj in objects]
                 emit(start=call["call"])  # the grader measures a stopped writer for this call
+                current["call"] = call["call"]
                 with time_limit(spec["cell_timeout"]):
                     observation = probes.run(call["probe"], os.path.join(spec["sandbox"], call["folder"]), *objects)
                 emit(call=call["call"], observation=observation, origins=origins)

@@ -51,7 +51,8 @@ def grade_notebook(course: Course, assignment: str, notebook_path: Path, limits:
     try:
         steps, calls = _prepare(grading_plan, sandbox)
         measured: dict[int, list] = {}
-        run = run_child(steps, sandbox, limits, lambda number: _measure(calls, number, measured))
+        run = run_child(steps, sandbox, limits, lambda number: _measure(calls, number, measured),
+                        lambda number, request: _answer(calls, number, request))
         outcomes = _outcomes(run.events)
         borrowed = course_answers.used(assignment, submission)
         # Judged while the sandbox still exists: a check reads the files the learner's code wrote there.
@@ -106,6 +107,14 @@ def _measure(calls: list[PreparedCall], number: int | None, measured: dict[int, 
     call = calls[number - 1]
     measured.setdefault(number, []).append(call.check.measure(call.folder))
     return True
+
+
+def _answer(calls: list[PreparedCall], number: int | None, request) -> object:
+    """A probe's question during call ``number``, answered from that call's seed (``probes.ask``)."""
+    if not isinstance(number, int) or not 1 <= number <= len(calls):
+        raise ValueError("no such call")
+    call = calls[number - 1]
+    return checks.answer(call.check, call.seed, request)
 
 
 def _outcomes(events: list[dict]) -> dict[int, dict]:

@@ -64,6 +64,17 @@ def kill_always(call: int | None) -> bool:
     return False
 
 
+# Answers a probe's question (``probes.ask``) for a call: a JSON-safe answer, or raises ValueError.
+OnAsk = Callable[[int | None, object], object]
+
+
+def cannot_answer(call: int | None, request: object) -> object:
+    raise ValueError("this check asks nothing")
+
+
+MAX_QUESTIONS = 100_000  # per run: a flood of questions gets no more answers
+
+
 # What the child may read of the grader: itself and the probes -- never the problems (judges, reference
 # answers), the engine or the batch.
 CHILD_SIDE = ("__init__.py", "checks.py", "child.py", "confine.py", "probes")
@@ -77,22 +88,27 @@ def course_packages() -> list[str]:
     return [str(path) for path in paths if path.exists()]
 
 
-def run_child(steps: list[dict], sandbox: Path, limits: SandboxLimits, on_stop: OnStop = kill_always) -> ChildRun:
-    spec = {"steps": steps, "sandbox": str(sandbox), "course_packages": course_packages(),
-            "cell_timeout": limits.cell_seconds, "limits": vars(limits.process)}
+def run_child(steps: list[dict], sandbox: Path, limits: SandboxLimits, on_stop: OnStop = kill_always,
+              on_ask: OnAsk = cannot_answer) -> ChildRun:
     read_end, write_end = os.pipe()
+    answers_read, answers_write = os.pipe()
+    spec = {"steps": steps, "sandbox": str(sandbox), "course_packages": course_packages(),
+            "cell_timeout": limits.cell_seconds, "limits": vars(limits.process), "answers_fd": answers_read}
     env = _child_env(sandbox)
     # The spec goes through stdin, never onto the disk the submission can read.
     process = subprocess.Popen([sys.executable, "-m", "autograder.child", str(write_end)], cwd=sandbox, env=env,
-                               pass_fds=(write_end,), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               pass_fds=(write_end, answers_read), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, start_new_session=True)
     os.close(write_end)
+    os.close(answers_read)
+    answers = os.fdopen(answers_write, "wb", buffering=0)
+    answer = _answerer(answers, on_ask)
     run = ChildRun()
     output = bytearray()
     # Daemon readers: a process that escaped the session may hold the pipes open; we stop waiting for it.
     readers = [threading.Thread(target=_drain, args=(process.stdout, output, limits.output_bytes), daemon=True),
                threading.Thread(target=_read_events, args=(os.fdopen(read_end, "rb"), run.events,
-                                                          _max_events(steps)), daemon=True)]
+                                                          _max_events(steps), answer), daemon=True)]
     for reader in readers:
         reader.start()
     try:
@@ -104,6 +120,10 @@ def run_child(steps: list[dict], sandbox: Path, limits: SandboxLimits, on_stop: 
     _kill_tree(process)
     for reader in readers:
         reader.join(timeout=READER_GRACE_SECONDS)
+    try:
+        answers.close()
+    except OSError:
+        pass
     run.output = output.decode(errors="replace")
     if run.ended == "finished" and not any(event.get("done") for event in run.events):
         run.ended = "crashed"
@@ -213,8 +233,29 @@ def _drain(stream, into: bytearray, cap: int) -> None:
             into.extend(chunk[: cap - len(into)])
 
 
-def _read_events(stream, events: list[dict], max_events: int) -> None:
-    """Keep at most ``max_events`` JSON objects of at most ``EVENT_BYTES`` each, until ``done``.
+def _answerer(stream, on_ask: OnAsk) -> Callable[[dict], None]:
+    """Answer one question event on the answers pipe: ``{"answer": ...}`` or ``{"error": ...}``."""
+    asked = [0]
+
+    def answer(event: dict) -> None:
+        asked[0] += 1
+        try:
+            if asked[0] > MAX_QUESTIONS:
+                raise ValueError("too many questions")
+            reply = {"answer": on_ask(event.get("ask"), event.get("request"))}
+        except Exception as err:  # noqa: BLE001 -- a malformed question gets an error, never a grader crash
+            reply = {"error": f"{type(err).__name__}: {str(err)[:200]}"}
+        try:
+            stream.write((json.dumps(reply) + "\n").encode())
+        except OSError:
+            pass  # the child is gone
+
+    return answer
+
+
+def _read_events(stream, events: list[dict], max_events: int, answer: Callable[[dict], None]) -> None:
+    """Keep at most ``max_events`` JSON objects of at most ``EVENT_BYTES`` each, until ``done``; answer
+    questions (``{"ask": ...}``) as they come.
 
     Everything else -- longer lines, a flood, whatever a submission's thread writes after ``done`` -- is
     read and dropped, so the child never blocks on a full pipe and the grader holds one bounded line."""
@@ -230,7 +271,9 @@ def _read_events(stream, events: list[dict], max_events: int) -> None:
             event = json.loads(line)
         except (ValueError, RecursionError):
             continue  # garbage written to our pipe by a submission
-        if isinstance(event, dict):
+        if isinstance(event, dict) and "ask" in event:
+            answer(event)
+        elif isinstance(event, dict):
             events.append(event)
             finished = event.get("done") is True
 

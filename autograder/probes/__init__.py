@@ -34,6 +34,9 @@ CASE_FILE = "inputs.pt"
 PROBES: dict[str, Callable[..., Any]] = {}
 # Set by ``run`` in a learner's own kernel, where no grader watches: what to do with a stopped writer.
 _local_on_stop: list = []
+# How a probe asks the grader about inputs it must not hold (a black box): set by ``run`` in a kernel, by
+# the child (``connect``) under ``clinic grade``.
+_asker: list = []
 
 
 class NotImplementedYet(Exception):
@@ -73,15 +76,19 @@ def inside(folder: Path):
         os.chdir(before)
 
 
-def run(name: str, folder: Path, *learner_objects, on_stop: Callable[[], bool] | None = None) -> Any:
+def run(name: str, folder: Path, *learner_objects, on_stop: Callable[[], bool] | None = None,
+        ask: Callable[[Any], Any] | None = None) -> Any:
     """Load the prepared inputs in ``folder``, call the probe there; return JSON-safe data.
 
-    ``on_stop`` is for a learner's own kernel only: with no grader outside, the probe itself handles its
-    stopped writer with it (True: measured, continue it; False: kill it). In ``clinic grade`` it is None.
+    ``on_stop`` and ``ask`` are for a learner's own kernel only, where no grader is outside: the probe
+    handles its stopped writer with ``on_stop`` (True: measured, continue it; False: kill it), and ``ask``
+    answers its questions. In ``clinic grade`` both are None and the grader does it.
     """
     _load_all()
     function = PROBES[name]
     _local_on_stop[:] = [on_stop] if on_stop else []
+    if ask is not None:
+        _asker[:] = [ask]
     with inside(folder):
         case = torch.load(CASE_FILE, weights_only=False)  # written by the grader, not by the learner
         try:
@@ -90,6 +97,17 @@ def run(name: str, folder: Path, *learner_objects, on_stop: Callable[[], bool] |
             raise NotImplementedYet() from None
     # Both grading paths see the same data: whatever survives a trip through JSON (tuples become lists).
     return json.loads(json.dumps(observation))
+
+
+def connect(asker: Callable[[Any], Any]) -> None:
+    """The child's channel to the grader, for :func:`ask`."""
+    _asker[:] = [asker]
+
+
+def ask(request: Any) -> Any:
+    """Ask the grader about what this process must not hold (e.g. a model whose config says the answer):
+    the question goes out as JSON, the grader computes the answer in its own process."""
+    return _asker[0](request)
 
 
 def stop_here() -> None:

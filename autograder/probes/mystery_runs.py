@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.probes import probe
+from autograder.probes import ask, probe
 
 
 @probe("09_mystery_runs.diagnose")
@@ -17,20 +17,17 @@ def diagnose(logs: list[str], diagnose_log) -> list[dict]:
     return answers
 
 
-def logits_function(model, mixes_next_token: bool):
-    """The model as a function of token ids only."""
-    @torch.no_grad()
+def logits_function(index: int):
+    """Model ``index`` as a function of token ids only. The model itself stays in the grader (its config
+    would say whether it can see the future): each call asks the grader for the logits."""
     def logits_of(input_ids):
-        if mixes_next_token:  # each position also reads the token after it: a leak through the input
-            input_ids = (input_ids + input_ids.roll(-1, dims=1)) % model.config.vocab_size
-        return model(input_ids)["logits"]
+        return torch.tensor(ask({"model": index, "ids": torch.as_tensor(input_ids).tolist()}))
     return logits_of
 
 
 @probe("09_mystery_runs.future_leak")
 def future_leak(models: list[dict], leaks_future) -> list[bool]:
-    return [bool(leaks_future(logits_function(case["model"], case["mixes_next_token"]),
-                              case["model"].config.vocab_size, 16)) for case in models]
+    return [bool(leaks_future(logits_function(index), model["vocab_size"], 16)) for index, model in enumerate(models)]
 
 
 @probe("09_mystery_runs.fixed_training")

@@ -12,6 +12,7 @@ its causal mask and measures the loss on validation rows it draws from the seed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import random
 
@@ -67,6 +68,7 @@ register_with_hidden("09_mystery_runs.diagnose", hint=DIAGNOSE_HINT)(Diagnose)
 LEAKS = {"causal": False, "no_mask": True, "sees_next_token": True}
 
 
+@functools.lru_cache(maxsize=8)  # the oracle asks for them once per question
 def probe_models(seed: int) -> list[tuple[str, GPT]]:
     """Small random GPTs, some of which can see the future: no mask, or fed the next token as well."""
     rng = random.Random(seed)
@@ -84,7 +86,22 @@ def probe_models(seed: int) -> list[tuple[str, GPT]]:
 class FutureLeak:
     @staticmethod
     def prepare(seed, folder):
-        return [{"model": model, "mixes_next_token": kind == "sees_next_token"} for kind, model in probe_models(seed)]
+        return [{"vocab_size": model.config.vocab_size} for _, model in probe_models(seed)]
+
+    @staticmethod
+    def oracle(seed, request):
+        """The logits of model ``request["model"]`` for ``request["ids"]``, computed here: the child never
+        holds the models (a config, a closure or a flag would tell which ones see the future)."""
+        kind, model = probe_models(seed)[int(request["model"])]
+        ids = torch.tensor(request["ids"], dtype=torch.long)
+        if ids.dim() != 2 or not 0 < ids.shape[0] <= 64 or not 0 < ids.shape[1] <= model.config.block_size:
+            raise ValueError(f"ids must be a [batch <= 64, length <= {model.config.block_size}] list of lists")
+        if ids.min() < 0 or ids.max() >= model.config.vocab_size:
+            raise ValueError(f"ids must be in 0..{model.config.vocab_size - 1}")
+        with torch.no_grad():
+            if kind == "sees_next_token":  # each position also reads the token after it: a leak through the input
+                ids = (ids + ids.roll(-1, dims=1)) % model.config.vocab_size
+            return model(ids)["logits"].tolist()
 
     @staticmethod
     def judge(seed, observation):
