@@ -153,3 +153,47 @@ def test_nbgrader_autograde_agrees_on_honest_submissions_and_is_fooled_where_cli
     assert {student: theirs[student] for student in honest} == {student: ours[student] for student in honest}
     assert ours["cheat_patches_check_helpers"] == 0.0
     assert theirs["cheat_patches_check_helpers"] == expected_score(COURSE, "full")
+
+
+MEASURED = "01_logging_levels"
+# A logger that never flushes, in a notebook that patches every instrument the old child-side checks used.
+UNFLUSHED_BUT_PATCHED = """
+import os, signal
+import autograder.probes.logging_levels as probe_module
+probe_module.complete_lines = lambda path: 10**6
+_kill, _fsync = os.kill, os.fsync
+def flushing_kill(pid, sig):
+    import gc, io
+    for obj in gc.get_objects():
+        if isinstance(obj, io.TextIOWrapper) and not obj.closed:
+            obj.flush()
+    _kill(pid, sig)
+os.kill = flushing_kill
+signal.raise_signal = lambda sig: flushing_kill(os.getpid(), sig)
+"""
+
+
+def test_what_reached_the_disk_is_measured_by_the_grader_not_by_the_child(tmp_path):
+    """A non-flushing logger cannot pass the flush and crash checks by patching instruments in its own
+    process: the writer freezes and the grader counts and kills from outside. Its honest peer is unaffected."""
+    from tests.exercise_tools import solved, write
+    from tests.grading_corpus import _prepend
+
+    good = solved(COURSE, MEASURED)
+    cheat = _prepend(good, UNFLUSHED_BUT_PATCHED, 0)
+    logger = next(cell for cell in cheat.cells if "class JsonlLogger" in cell.source)
+    logger.source = logger.source.replace("self.file.flush()", "pass")
+    submissions = tmp_path / "submitted"
+    write(good, submissions / "honest" / MEASURED / f"{MEASURED}.ipynb")
+    write(cheat, submissions / "patches_instruments" / MEASURED / f"{MEASURED}.ipynb")
+    done = clinic("grade", "--assignment", MEASURED, "--submissions", str(submissions), "--out",
+                  str(tmp_path / "grades"), "--jobs", "2", "--timeout", "200", "--json", timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = json.loads((tmp_path / "grades" / "results" / MEASURED / "patches_instruments.json").read_text())
+    scores = {problem["grade_id"]: problem["score"] for problem in record["problems"]}
+    full = {problem["grade_id"]: problem["max_score"] for problem in record["problems"]}
+    logger_problems = [gid for gid in scores if "jsonl" in gid]
+    assert logger_problems and all(scores[gid] == 0 for gid in logger_problems), scores
+    assert all(scores[gid] == full[gid] for gid in scores if gid not in logger_problems), scores
+    results = {result["student"]: result for result in json.loads(done.stdout)["results"]}
+    assert results["honest"]["score"] == results["honest"]["max_score"]
