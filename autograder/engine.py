@@ -7,6 +7,7 @@ This is the whole grading path, shared by ``clinic grade`` (instructors: every t
 from __future__ import annotations
 
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +15,11 @@ from autograder import checks, course_answers
 from autograder.course import Course
 from autograder.notebook import NotebookError, Problem, plan, read
 from autograder.sandbox import SandboxLimits, remove_tree, run_child
+
+
+# Preparing and judging seed torch's global generator (the course's models draw their weights from it):
+# submissions graded in threads of one process take turns, or one's seed would move the other's draws.
+SEEDED_WORK = threading.RLock()
 
 
 @dataclass
@@ -49,14 +55,16 @@ def grade_notebook(course: Course, assignment: str, notebook_path: Path, limits:
         return unusable(course, assignment, str(err), public_only)
     sandbox = Path(tempfile.mkdtemp(prefix="clinic-grade-"))
     try:
-        steps, calls = _prepare(grading_plan, sandbox)
+        with SEEDED_WORK:
+            steps, calls = _prepare(grading_plan, sandbox)
         measured: dict[int, list] = {}
         run = run_child(steps, sandbox, limits, lambda number: _measure(calls, number, measured),
                         lambda number, request: _answer(calls, number, request))
         outcomes = _outcomes(run.events)
         borrowed = course_answers.used(assignment, submission)
         # Judged while the sandbox still exists: a check reads the files the learner's code wrote there.
-        results = [_judge(problem, calls, outcomes, measured, borrowed) for problem in grading_plan.problems]
+        with SEEDED_WORK:
+            results = [_judge(problem, calls, outcomes, measured, borrowed) for problem in grading_plan.problems]
     finally:
         remove_tree(sandbox)
     status = {"finished": "graded", "timeout": "timeout"}.get(run.ended, "crashed")
@@ -105,7 +113,8 @@ def _measure(calls: list[PreparedCall], number: int | None, measured: dict[int, 
     if not isinstance(number, int) or not 1 <= number <= len(calls) or calls[number - 1].check.measure is None:
         return False
     call = calls[number - 1]
-    measured.setdefault(number, []).append(call.check.measure(call.folder))
+    with SEEDED_WORK:
+        measured.setdefault(number, []).append(call.check.measure(call.folder))
     return True
 
 
@@ -114,7 +123,8 @@ def _answer(calls: list[PreparedCall], number: int | None, request) -> object:
     if not isinstance(number, int) or not 1 <= number <= len(calls):
         raise ValueError("no such call")
     call = calls[number - 1]
-    return checks.answer(call.check, call.seed, request)
+    with SEEDED_WORK:
+        return checks.answer(call.check, call.seed, request)
 
 
 def _outcomes(events: list[dict]) -> dict[int, dict]:

@@ -147,6 +147,7 @@ def build(course, honest_path_hint: str, repo_root: str):
         "forks_a_process_that_stops": (_prepend(good, STOPPED_CHILD), FULL, "graded"),
         "kills_its_process_group": (_prepend(good, "import os, signal\nos.kill(0, signal.SIGKILL)"), PARTIAL, "crashed"),
         "setsid_daemon": (_prepend(good, DAEMON), FULL, "graded"),
+        "folders_5000_deep": (_prepend(good, DEEP_FOLDERS), FULL, "graded"),
         "huge_line_on_result_channel": (_prepend(good, HUGE_LINE), FULL, "graded"),
         "uses_course_topk_keeper": (_prepend(good, "from chapters.checkpoints.keeper import TopKKeeper", 0),
                                     LAST_ONLY, "graded"),
@@ -188,6 +189,12 @@ if os.fork() == 0:
     if os.fork() == 0:
         time.sleep(3600)
     os._exit(0)"""
+DEEP_FOLDERS = """import os
+start = os.open(".", os.O_RDONLY)
+for _ in range(5000):
+    os.mkdir("d")
+    os.chdir("d")
+os.fchdir(start)"""
 HUGE_LINE = """import os, sys
 fd = int(sys.argv[-1])
 chunk = b"x" * (1 << 20)
