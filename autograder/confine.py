@@ -26,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import signal
 import sys
 from dataclasses import dataclass
 
@@ -130,7 +131,7 @@ def isolate_processes() -> list[str]:
     if pid:
         _, status = os.waitpid(pid, 0)
         os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-    _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)  # SIGKILL when the waiting parent is killed by the grader
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # when the waiting parent is killed by the grader
     return ["user namespace", "pid namespace"]
 
 
