@@ -2,16 +2,15 @@
 their TensorBoard writer. The files they write are read and judged by the grader.
 
 What is on disk when is measured from outside the writer: the writer is a forked process that *stops
-itself* after each record (a stopped process runs no more Python: no flush, no handler). The grader counts
-the file's lines while it is frozen and continues it -- or, for the crash check, kills it there with
-SIGKILL. (In a learner's own kernel the probe's parent plays the grader.)
+itself* after each record and each ``os.fsync`` (a stopped process runs no more Python: no flush, no
+handler). The grader counts the file's lines while it is frozen and continues it -- or, for the crash check,
+kills it there with SIGKILL. (In a learner's own kernel the probe's parent plays the grader.)
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import signal
 from pathlib import Path
@@ -42,33 +41,35 @@ def train(settings: dict, callbacks: list) -> None:
     trainer.fit()
 
 
-def complete_lines(path: Path) -> int:
-    try:
-        return path.read_bytes().count(b"\n")
-    except FileNotFoundError:
-        return 0
+STOP_REASON = "stop-reason"  # what the writer was doing when it froze: "record" or "fsync"
+
+
+def stop_after(reason: str) -> None:
+    Path(STOP_REASON).write_text(reason)
+    stop_here()
 
 
 class StopAfterEachRecord(Callback):
     """Placed after the learner's logger: the writer freezes after every record and event it handled."""
 
     def on_log(self, trainer, record):
-        stop_here()
+        stop_after("record")
 
     on_eval_end = on_log
 
     def on_event(self, trainer, event):
-        stop_here()
+        stop_after("record")
 
 
 @contextlib.contextmanager
-def watching_fsync(path: Path, calls: list):
-    """Record the file's line count at every ``os.fsync``: an fsync after an unflushed write saves nothing."""
+def stopping_at_fsync():
+    """The writer also freezes right after each ``os.fsync``: an fsync after an unflushed write saves nothing,
+    and the grader sees how many lines were on disk then."""
     real = os.fsync
 
     def fsync(fd):
         real(fd)
-        calls.append(complete_lines(path))
+        stop_after("fsync")
 
     os.fsync = fsync
     try:
@@ -98,14 +99,11 @@ def jsonl_logger(settings: dict, logger_class) -> dict:
     logger = logger_class(run_dir)  # made here, so a missing implementation is reported as such
 
     def work():
-        fsyncs = []
-        with watching_fsync(path, fsyncs):
+        with stopping_at_fsync():
             train(settings, [logger, StopAfterEachRecord()])
-        Path("fsyncs.json").write_text(json.dumps(fsyncs))
 
     in_writer(work)
-    fsyncs = json.loads(Path("fsyncs.json").read_text()) if Path("fsyncs.json").exists() else []
-    return {"log": str(path), "fsync_line_counts": fsyncs}
+    return {"log": str(path)}
 
 
 class StopAfter(Callback):

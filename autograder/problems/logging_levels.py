@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from autograder.checks import CheckFailed, artifact, register_with_hidden
-from autograder.probes.logging_levels import LOG_NAME, train
+from autograder.probes.logging_levels import LOG_NAME, STOP_REASON, train
 COMPARED = ("train_loss", "lr", "grad_norm")  # deterministic on the CPU; timestamps and speeds are not
 
 
@@ -32,6 +32,16 @@ def run_settings(seed: int) -> dict:
     return {"seed": seed % 1000, "steps": steps, "log_every": log_every,
             "poisoned": 4 if seed == 0 else rng.randint(2, steps - 4),  # 0-based index of the unlearnable step
             "kill_at": 8 if seed == 0 else rng.randint(log_every, steps - 2)}
+
+
+def read_reason(path: Path) -> str:
+    """Why the writer stopped ("record" or "fsync"), as it wrote it just before: a few bytes at most."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(descriptor, "rb") as file:
+        return file.read(16).decode(errors="replace") if stat.S_ISREG(os.fstat(descriptor).st_mode) else ""
 
 
 def count_lines(path: Path, cap: int = 64 * 1024**2) -> int:
@@ -116,8 +126,8 @@ class JsonlLoggerCheck:
 
     @staticmethod
     def measure(folder):
-        """Lines on disk while the writer is frozen right after a record: measured here, in the grader."""
-        return count_lines(folder / "run" / LOG_NAME)
+        """Lines on disk while the writer is frozen after a record or an fsync: measured here, in the grader."""
+        return [read_reason(folder / STOP_REASON), count_lines(folder / "run" / LOG_NAME)]
 
     @staticmethod
     def judge(seed, observation):
@@ -129,12 +139,13 @@ class JsonlLoggerCheck:
             raise CheckFailed(f"pandas does not read back the {nan_losses} NaN train_loss value(s) of this run")
         check_events(records, expected)
         same_metrics(records, expected, "metrics.jsonl")
-        counts = observation["measured"]
+        counts = [lines for reason, lines in observation["measured"] if reason == "record"]
+        fsyncs = [lines for reason, lines in observation["measured"] if reason == "fsync"]
         if any(later != earlier + 1 for earlier, later in zip(counts, counts[1:])) or not counts or counts[0] < 2:
             raise CheckFailed(f"lines on disk after each record: {counts[:12]}...: flush after every record, so "
                               "each one is in the file as soon as it is written")
         event_lines = [index + 1 for index, record in enumerate(records) if "event" in record]
-        missing = [n for n in event_lines if n not in observation["fsync_line_counts"]]
+        missing = [n for n in event_lines if n not in fsyncs]
         if missing:
             raise CheckFailed(f"no os.fsync right after event line(s) {missing}: flush, then os.fsync(file.fileno()) "
                               "after writing each event")
