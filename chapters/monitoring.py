@@ -3,11 +3,11 @@
     callbacks = monitoring_callbacks("runs/tiny", levels=(2, 3))
     trainer = build_trainer("tiny", config, callbacks)
 
-Order matters, because all callbacks share one metric record per logging step: the **measuring**
-callbacks come first and add their keys (``grad_norm/<group>``, ``update_ratio/<group>``,
-``step_time_ms``, memory, ``gpu_util``, ``nonfinite_grads``; the ``nan`` event), and the **writing**
-callbacks come last and write the finished record. Anything else that reads records (``History``, an
-early stopper, the doctor) belongs after the measuring callbacks too, so it sees every key.
+The **measuring** callbacks add their keys in the record's first phase (``on_measure``:
+``grad_norm/<group>``, ``update_ratio/<group>``, ``step_time_ms``, memory, ``gpu_util``,
+``nonfinite_grads``; the ``nan`` event), and the **writing** callbacks write the finished record in the
+second (``on_log``). The trainer runs the phases one after the other, so the order of this list does not
+matter: a writer, ``History``, an early stopper or the doctor sees every key wherever it sits.
 
 Logging levels (one module each in :mod:`chapters.logging_levels`):
 
@@ -85,7 +85,7 @@ def writer_callbacks(run_dir: str | Path, levels=DEFAULT_LEVELS, wandb: bool = F
 
 def monitoring_callbacks(run_dir: str | Path, levels=DEFAULT_LEVELS, grouping: Grouping = gpt_group,
                          wandb: bool = False, console: bool = True) -> list[Callback]:
-    """Measuring callbacks first, then the writers for ``levels`` (any of 0-3)."""
+    """Every measuring callback and the writers for ``levels`` (any of 0-3)."""
     unknown = set(levels) - set(LEVELS)
     if unknown:
         raise ValueError(f"unknown log levels {sorted(unknown)} (accepted: 0, 1, 2, 3)")

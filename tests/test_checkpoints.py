@@ -59,6 +59,26 @@ def test_resume_is_bit_identical(tmp_path):
     assert all(torch.equal(a, b) for a, b in zip(full.losses, first_half.losses + second_half.losses))
 
 
+def test_resumed_early_stopping_stops_at_the_same_step(tmp_path):
+    """Early stopping's patience is checkpointed: the resumed run stops where the uninterrupted one does."""
+    from chapters.core.early_stopping import EarlyStopping
+
+    def stopper():  # nothing improves by 10 nats: best at the first evaluation, stop three evaluations later
+        return EarlyStopping(patience=3, min_delta=10.0, restore_best=False)
+
+    uninterrupted = tiny_trainer(60, [stopper()])
+    assert uninterrupted.fit() == "stopped"
+
+    interrupt = type("Stop", (Callback,), {"on_step_end": lambda self, t: setattr(t, "should_stop", t.step == 13)})
+    first = tiny_trainer(60, [stopper(), interrupt(), Checkpointer(tmp_path, save_every=100, top_k=2)])
+    assert first.fit() == "stopped" and first.step == 13  # two evaluations seen: steps 5 and 10
+
+    resumed = tiny_trainer(60, [stopper(), Checkpointer(tmp_path, save_every=100, top_k=2)])
+    assert resume(resumed, tmp_path, report=lambda line: None) == 13
+    assert resumed.fit() == "stopped"
+    assert resumed.step == uninterrupted.step == 20
+
+
 # ------------------------------------------------------------------------------------- the top-K keeper
 def reference_kept(history: dict[int, float | None], latest: int, k: int, mode: str) -> set[int]:
     """The specification, written as plainly as possible: the K best ranked steps (older wins a tie), plus

@@ -3,25 +3,35 @@
 import pytest
 import torch
 
+from chapters.core.callbacks import Callback
 from chapters.core.run import build_trainer, preset_config
 from chapters.monitoring import monitoring_callbacks
 
 
+class NoSyncBetweenLogs(Callback):
+    """Turns CUDA's sync-debug mode to "error" after step 1 and back after step 9 (logging every 10).
+
+    Last in the callback list, so steps 2-9 -- the training step and every other callback's
+    ``on_step_end`` -- run with any synchronising call raising. Step 1 is left out: it allocates the
+    optimizer's state, which may synchronise once.
+    """
+
+    def on_step_end(self, trainer):
+        if trainer.step == 1:
+            torch.cuda.synchronize()
+            torch.cuda.set_sync_debug_mode("error")
+        elif trainer.step == 9:
+            torch.cuda.set_sync_debug_mode("default")
+            self.checked = True
+
+    def on_run_end(self, trainer, status):
+        torch.cuda.set_sync_debug_mode("default")
+
+
 @pytest.mark.gpu
 def test_a_non_logging_step_never_synchronises(tmp_path):
-    config = preset_config("tiny", steps=20, log_every=10, device="cuda")
-    trainer = build_trainer("tiny", config, monitoring_callbacks(tmp_path, levels=(2, 3)))
-    trainer._emit("on_run_start")
-    trainer.train_step()  # the first step allocates optimizer state and may synchronise: not a steady-state step
-    trainer._emit("on_step_end")
-    torch.cuda.synchronize()
-    torch.cuda.set_sync_debug_mode("error")  # any synchronising call now raises
-    try:
-        for _ in range(3):  # steps 2-4: none is a logging step
-            trainer.train_step()
-            trainer._emit("on_step_end")
-    finally:
-        torch.cuda.set_sync_debug_mode("default")
-    assert trainer.step == 4
-    trainer._emit("on_log", trainer.log_record())  # a logging step may sync; it must still work
-    trainer._emit("on_run_end", "stopped")
+    config = preset_config("tiny", steps=20, log_every=10, eval_every=10, device="cuda")
+    guard = NoSyncBetweenLogs()
+    trainer = build_trainer("tiny", config, [*monitoring_callbacks(tmp_path, levels=(2, 3)), guard])
+    assert trainer.fit() == "completed"  # logging steps 10 and 20 may synchronise; they must still work
+    assert guard.checked

@@ -83,7 +83,7 @@ def test_update_ratio_is_change_over_size_after_the_step_and_frozen_group_is_zer
         def on_step_end(self, trainer):
             self.after = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
 
-        def on_log(self, trainer, record):
+        def on_measure(self, trainer, record):
             names = [n for n in self.before if ".mlp." in n]
             change = math.sqrt(sum(float((self.after[n] - self.before[n]).norm()) ** 2 for n in names))
             size = math.sqrt(sum(float(self.after[n].norm()) ** 2 for n in names))  # the size after the step
@@ -115,7 +115,7 @@ def test_rss_is_read_at_most_every_interval_and_never_repeated(monkeypatch):
     callback.on_run_start(trainer)
     records = [{} for _ in range(5)]
     for record in records:
-        callback.on_log(trainer, record)
+        callback.on_measure(trainer, record)
     assert ["cpu_memory_gb" in record for record in records] == [True, False, True, False, True]
     assert all(record["cpu_memory_gb"] > 0.01 for record in records if record)
 
@@ -149,6 +149,6 @@ def test_no_item_calls_from_course_code_on_non_logging_steps(monkeypatch):
 
     monkeypatch.setattr(torch.Tensor, "item", counting_item)
     run_tiny(steps=8, log_every=4, eval_every=100, callbacks=[Remember(), *metric_callbacks()])
-    # Logging happens at steps 4 and 8; trainer.step equals the logged step when on_log runs.
+    # Logging happens at steps 4 and 8; trainer.step equals the logged step when on_measure runs.
     assert calls, "the probe saw no .item() calls at all: it is not measuring anything"
     assert {step for step, _ in calls} <= {4, 8}, calls

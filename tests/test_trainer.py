@@ -79,3 +79,25 @@ def test_bf16_autocast_trains_on_cuda():
     trainer, history = run_tiny(steps=20, device="cuda")
     assert trainer.precision in ("bf16", "fp16")
     assert all(math.isfinite(x) for x in history.series("train_loss"))
+
+
+def test_a_writer_before_the_measurers_still_sees_every_key():
+    """Two phases: measurers add keys first, then readers get the finished record, wherever they sit."""
+    from chapters.monitoring import metric_callbacks
+
+    class Reader(Callback):
+        def on_log(self, trainer, record):
+            self.keys = set(record)
+
+    reader = Reader()
+    run_tiny(steps=2, log_every=1, callbacks=[reader, *metric_callbacks()])
+    assert {"step_time_ms", "update_ratio/mlp", "grad_norm/attention"} <= reader.keys
+
+
+def test_a_reader_cannot_change_the_record_the_next_reader_sees():
+    class Vandal(Callback):
+        def on_log(self, trainer, record):
+            record["train_loss"] = 0.0
+
+    with pytest.raises(TypeError, match="read-only"):
+        run_tiny(steps=1, log_every=1, callbacks=[Vandal()])

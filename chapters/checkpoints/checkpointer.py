@@ -47,22 +47,21 @@ class Checkpointer(Callback):
         self._commit(self.keeper.forget_after(trainer.step) + self.keeper.prune())
         self._remove_orphans()
 
-    def on_step_end(self, trainer):
-        if trainer.step % self.save_every == 0:
+    def on_step_complete(self, trainer):
+        # After the step's evaluation, so the checkpoint carries what callbacks learned from it (early
+        # stopping's patience) -- and the last step is saved here, before on_run_end hooks (early stopping
+        # restoring its best weights) change the model.
+        last_step = trainer.should_stop or trainer.step >= trainer.config.steps
+        if trainer.step % self.save_every == 0 or last_step:
             self.save(trainer)
+            if self._last_metric and self._last_metric[0] == trainer.step:
+                self.record_metric(*self._last_metric)  # this step's evaluation came before its file
 
     def on_log(self, trainer, record):
         self._observe(record)
 
     def on_eval_end(self, trainer, record):
         self._observe(record)
-
-    def on_run_end(self, trainer, status):
-        # A failed run's last state may be the broken one (NaN weights): do not make it the latest.
-        if status in ("completed", "stopped") and trainer.step and self.keeper.latest != trainer.step:
-            self.save(trainer)
-            if self._last_metric and self._last_metric[0] == trainer.step:
-                self.record_metric(*self._last_metric)
 
     # ---------------------------------------------------------------------------------------- actions
     def save(self, trainer) -> Path:

@@ -101,7 +101,7 @@ def train(args, corpus, ranks: distributed.Ranks) -> int:
     out = args.out or writable_dir(f"runs/{args.preset}")
 
     history = History()
-    # Metrics first, so History and the writers see every key. Level 0 prints, which would break the bar.
+    # Level 0 prints, which would break the progress bar.
     levels = tuple(sorted({*args.log_level, 0})) if args.log_all_ranks else args.log_level
     callbacks = [*monitoring_callbacks(out, levels, console=not args.quiet), history,
                  ProgressBar(disable=args.quiet or 0 in levels)]
@@ -111,7 +111,7 @@ def train(args, corpus, ranks: distributed.Ranks) -> int:
     if args.stop_on:
         from chapters.doctor.live import DoctorCallback
 
-        callbacks.insert(-1, DoctorCallback(stop_on=args.stop_on, stream=sys.stderr))
+        callbacks.append(DoctorCallback(stop_on=args.stop_on, stream=sys.stderr))
     if args.ckpt_dir:
         callbacks.append(checkpointer(args, config))
     elif args.resume or args.save_every:

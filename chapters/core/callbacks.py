@@ -5,10 +5,17 @@ stop early by itself: it calls these hooks, and callbacks do the rest. Every log
 and every alarm in the course is a ``Callback``.
 
 On a *logging step* the trainer builds one **metric record** -- a flat ``dict`` such as
-``{"step": 120, "epoch": 0, "timestamp": ..., "train_loss": 1.93, "lr": 0.0028, ...}`` -- and hands the
-same dict to every callback's ``on_log`` in list order. Callbacks that *measure* (gradient norms, memory)
-add their keys; callbacks that *write* (print, TensorBoard, JSONL) come later in the list and write the
-record as it is. One record, no reformatting on the way: the JSONL keys are the TensorBoard tags.
+``{"step": 120, "epoch": 0, "timestamp": ..., "train_loss": 1.93, "lr": 0.0028, ...}`` -- in two phases:
+
+1. **measure**: every callback's ``on_measure`` may add keys (gradient norms, memory, step time);
+2. **read**: every callback's ``on_log`` then receives the finished record, frozen. Writers (print,
+   TensorBoard, JSONL), the early stopper, the checkpointer and the doctor all read here.
+
+Two phases instead of "measuring callbacks first in the list": with one shared mutable dict, a writer
+placed before a measurer silently lost its keys, so list order decided correctness. Now a writer sees
+every key wherever it sits, and a reader that tries to change the record fails loudly instead of
+changing what the next reader sees. One record, no reformatting on the way: the JSONL keys are the
+TensorBoard tags.
 """
 
 from __future__ import annotations
@@ -19,6 +26,20 @@ if TYPE_CHECKING:  # only for type hints; importing the trainer here would be ci
     from chapters.core.trainer import Trainer
 
 MetricRecord = dict  # str -> int | float; see docs/jsonl-contract.md for the keys
+
+
+class FrozenRecord(dict):
+    """A finished metric record: readable (and JSON-serialisable) like any dict, but not changeable.
+
+    A subclass of ``dict`` rather than ``types.MappingProxyType`` so ``json.dumps(record)`` and
+    ``dict(record)`` keep working in every writer. ``dict(record)`` is the way to get a copy to edit.
+    """
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("a logged metric record is read-only: add keys in on_measure, or edit dict(record)")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
 
 
 class Callback:
@@ -41,17 +62,35 @@ class Callback:
     def on_step_end(self, trainer: Trainer) -> None:
         """After every optimizer step. Runs on *every* step: keep it cheap, and never call ``.item()`` here."""
 
-    def on_log(self, trainer: Trainer, record: MetricRecord) -> None:
-        """On logging steps, with the step's metric record (add keys, or write it out)."""
+    def on_step_complete(self, trainer: Trainer) -> None:
+        """The step is over: logged, evaluated, and the decision to stop taken. A checkpoint written here
+        holds everything the step did -- including what callbacks learned from its evaluation."""
 
-    def on_eval_end(self, trainer: Trainer, record: MetricRecord) -> None:
-        """After an evaluation, with a record holding ``val_loss``."""
+    def on_measure(self, trainer: Trainer, record: MetricRecord) -> None:
+        """On logging steps, first phase: add this callback's keys to the record being built."""
 
-    def on_event(self, trainer: Trainer, event: MetricRecord) -> None:
+    def on_log(self, trainer: Trainer, record: FrozenRecord) -> None:
+        """On logging steps, second phase: the finished record, read-only (write it out, or act on it)."""
+
+    def on_eval_end(self, trainer: Trainer, record: FrozenRecord) -> None:
+        """After an evaluation, with a read-only record holding ``val_loss``."""
+
+    def on_event(self, trainer: Trainer, event: FrozenRecord) -> None:
         """Something happened once (``{"event": "nan", "step": 13, ...}``); writers record it, others ignore it."""
 
     def on_run_end(self, trainer: Trainer, status: str) -> None:
         """Once, at the end: ``status`` is ``"completed"``, ``"stopped"`` (early stop), ``"failed"`` or ``"oom"``."""
+
+    def state_dict(self) -> dict:
+        """What this callback must carry across a resume (saved in every checkpoint); nothing by default.
+
+        A callback whose future decisions depend on what it has seen (early stopping's best value and
+        patience counter) returns that here, or the resumed run is not the run it claims to continue.
+        """
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore what :meth:`state_dict` returned."""
 
 
 class History(Callback):

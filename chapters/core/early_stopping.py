@@ -35,6 +35,17 @@ class EarlyStopping(Callback):
             if self.evals_without_improvement >= self.patience:
                 trainer.should_stop = True
 
+    def state_dict(self):
+        """The best value, its step and weights, and the patience used up: without them a resumed run
+        starts counting again and stops later than the run it continues."""
+        return {"best_loss": self.best_loss, "best_step": self.best_step, "best_state": self.best_state,
+                "evals_without_improvement": self.evals_without_improvement}
+
+    def load_state_dict(self, state):
+        self.best_loss, self.best_step = state["best_loss"], state["best_step"]
+        self.best_state = state["best_state"]
+        self.evals_without_improvement = state["evals_without_improvement"]
+
     def on_run_end(self, trainer, status):
         if self.restore_best and self.best_state is not None:
             trainer.model.load_state_dict(self.best_state)

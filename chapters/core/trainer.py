@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from chapters.core import distributed
-from chapters.core.callbacks import Callback, MetricRecord
+from chapters.core.callbacks import Callback, FrozenRecord, MetricRecord
 from chapters.core.data import Corpus, make_loader
 from chapters.core.devices import is_out_of_memory, resolve_device, resolve_precision
 
@@ -164,11 +164,12 @@ class Trainer:
                 logging_step = self.step % self.config.log_every == 0 or self.step == self.config.steps
                 eval_step = self.step % self.config.eval_every == 0 or self.step == self.config.steps
                 if logging_step:
-                    self._emit("on_log", self.log_record())
+                    self.log(self.log_record())
                 if eval_step:
                     self.evaluate()
                 if logging_step or eval_step:  # where stopping callbacks decide; all ranks stop together
                     self.should_stop = distributed.any_rank(self.should_stop, self.ranks, self.device)
+                self._emit("on_step_complete")
             status = "stopped" if self.should_stop else "completed"
         except Exception as err:
             # Record what went wrong so the loggers' run_end can say it, then let it propagate.
@@ -254,7 +255,7 @@ class Trainer:
         self._window_start += time.perf_counter() - eval_start  # evaluating is not training: keep it out of tokens/sec
         if self._work_clock:
             self._work_clock.start()
-        self._emit("on_eval_end", record)
+        self._emit("on_eval_end", FrozenRecord(record))
         return record
 
     def log_record(self) -> MetricRecord:
@@ -280,9 +281,14 @@ class Trainer:
         self._reset_window()
         return record
 
+    def log(self, record: MetricRecord) -> None:
+        """Finish ``record`` and hand it out: every callback measures into it, then every callback reads it."""
+        self._emit("on_measure", record)
+        self._emit("on_log", FrozenRecord(record))
+
     def emit_event(self, name: str, **fields) -> None:
         """Tell every callback that ``name`` happened at this step (``nan``, ``oom``...); writers record it."""
-        self._emit("on_event", {"event": name, "step": self.step, "timestamp": time.time(), **fields})
+        self._emit("on_event", FrozenRecord({"event": name, "step": self.step, "timestamp": time.time(), **fields}))
 
     # ------------------------------------------------------------------------------------------- resume
     def state_dict(self) -> dict:
@@ -298,6 +304,7 @@ class Trainer:
             "step": self.step,
             "epoch": self.epoch,
             "batches_into_epoch": self.batches_into_epoch,
+            "callbacks": {name: callback.state_dict() for name, callback in self._named_callbacks()},
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -309,6 +316,10 @@ class Trainer:
         self.scheduler.load_state_dict(state["scheduler"])
         self.scaler.load_state_dict(state["scaler"])
         self.step, self.epoch = state["step"], state["epoch"]
+        callback_states = state.get("callbacks", {})  # absent in checkpoints from before callbacks had state
+        for name, callback in self._named_callbacks():
+            if name in callback_states:
+                callback.load_state_dict(callback_states[name])
         self.batches_into_epoch = state["batches_into_epoch"]
         self._batches = iter(())
         if self.batches_into_epoch:
@@ -359,6 +370,16 @@ class Trainer:
         if self.autocast_dtype is None:
             return contextlib.nullcontext()
         return torch.autocast(self.device.type, dtype=self.autocast_dtype)
+
+    def _named_callbacks(self):
+        """``(name, callback)`` pairs that survive a resume: the class name, numbered from the second
+        callback of the same class on (``EarlyStopping``, ``EarlyStopping#2``), not the list position,
+        so adding a writer on resume does not shuffle whose state is whose."""
+        seen: dict[str, int] = {}
+        for callback in self.callbacks:
+            name = type(callback).__name__
+            seen[name] = seen.get(name, 0) + 1
+            yield (name if seen[name] == 1 else f"{name}#{seen[name]}"), callback
 
     def _emit(self, hook: str, *args) -> None:
         for callback in self.callbacks:

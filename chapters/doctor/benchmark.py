@@ -423,7 +423,7 @@ class GroupNorms(Callback):
             grads[group].append(parameter.grad)
         self.norms = {f"grad_norm/{group}": _norm(tensors) for group, tensors in grads.items()}
 
-    def on_log(self, trainer, record):
+    def on_measure(self, trainer, record):
         record.update(self.norms)
 
 

@@ -19,7 +19,6 @@ callbacks (``nan``, see :mod:`chapters.metrics.first_nonfinite`) through ``Train
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -139,7 +138,3 @@ def read_metrics_log(path: str | Path) -> MetricsLog:
         detail = f" ({len(log.problems)} malformed lines)" if log.problems else ""
         raise MetricsLogError(f"{path} contains no records{detail}")
     return log
-
-
-def is_finite_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -50,7 +50,7 @@ class FirstNonFinite(Callback):
         torch.stack([trainer.last_loss.float(), grad_norm], out=self.window[self.rows])  # no sync
         self.rows += 1
 
-    def on_log(self, trainer, record):
+    def on_measure(self, trainer, record):
         if self.reported:
             return
         # One read of the window's few numbers (one sync), then a plain Python scan: for a handful of

@@ -38,6 +38,6 @@ class GpuUtilization(Callback):
         # Ask once: if NVML cannot answer now, it will not answer later, and each failed try costs time.
         self.measurable = read_gpu_util(trainer.device) is not None
 
-    def on_log(self, trainer, record):
+    def on_measure(self, trainer, record):
         if self.measurable and (util := read_gpu_util(trainer.device)) is not None:
             record["gpu_util"] = util

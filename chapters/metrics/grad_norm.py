@@ -41,7 +41,7 @@ class GradNormPerGroup(Callback):
             groups = self.groups
             self.measured = {group for p, group in zip(groups.parameters, groups.group_of) if p.grad is not None}
 
-    def on_log(self, trainer, record):
+    def on_measure(self, trainer, record):
         if self.measured is None:
             return
         squares = defaultdict(float)

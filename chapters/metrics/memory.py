@@ -42,7 +42,7 @@ class Memory(Callback):
         self.process = psutil.Process()
         self.last_read = -math.inf  # perf_counter time of the last RSS reading: the first record reads
 
-    def on_log(self, trainer, record):
+    def on_measure(self, trainer, record):
         device = trainer.device
         if device.type == "cuda":
             record["gpu_memory_gb"] = torch.cuda.max_memory_allocated(device) / GB

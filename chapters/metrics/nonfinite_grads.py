@@ -23,7 +23,7 @@ from chapters.core.callbacks import Callback
 class NonFiniteGrads(Callback):
     """Adds ``nonfinite_grads``: the number of parameters whose gradient holds a NaN or an Inf."""
 
-    def on_log(self, trainer, record):
+    def on_measure(self, trainer, record):
         # A gradient with a NaN or Inf entry has a NaN or Inf norm. (A parameter without a gradient has
         # norm 0 there: finite, not counted.) One read of the few dozen norms, then plain Python: cheaper
         # than the several small tensor operations a count on the device would take.

@@ -21,7 +21,7 @@ time spent in evaluation out of the window (evaluation is not training).
 
 This callback adds ``step_time_ms``, the same window measurement expressed per optimizer step: tokens/sec
 compares machines, milliseconds per step compares configurations on one machine. It reads the clock only
-where the GPU has just been waited for (in ``on_log``, after the trainer's sync, and after evaluation,
+where the GPU has just been waited for (in ``on_measure``, after the trainer's sync, and after evaluation,
 whose ``.item()`` waits) and counts steps with a plain integer in between.
 """
 
@@ -41,7 +41,7 @@ class Throughput(Callback):
     def on_step_end(self, trainer):
         self.steps += 1
 
-    def on_log(self, trainer, record):
+    def on_measure(self, trainer, record):
         if self.steps:
             record["step_time_ms"] = 1e3 * (time.perf_counter() - self.start) / self.steps
         self._restart()

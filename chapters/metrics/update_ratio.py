@@ -67,7 +67,7 @@ class UpdateRatio(Callback):
         self.ratios = change / size
         self.copied = False
 
-    def on_log(self, trainer, record):
+    def on_measure(self, trainer, record):
         if self.ratios is None:
             return
         for name, ratio in zip(self.names, self.ratios.tolist()):  # one sync for all groups
