@@ -57,6 +57,22 @@ def path_text(text: str) -> str:
     return text
 
 
+def number_between(low: float, high: float, unit: str):
+    """An argument type for numbers in [low, high]: a typo such as ``1e12`` is refused, never clamped."""
+
+    def parse(text: str) -> float:
+        expected = f"a positive number from {low:g} to {high:g}{unit}"
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number (expected {expected})") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text} is out of range (expected {expected})")
+        return value
+
+    return parse
+
+
 def writable_dir(text: str) -> Path:
     """Create the directory (and parents) now and prove we can write there, before any work is done.
 
