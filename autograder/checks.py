@@ -4,18 +4,20 @@ A graded test cell in a course notebook contains only calls such as::
 
     check("02_metrics.total_grad_norm", total_grad_norm)
 
-A :class:`Check` is split in two halves on purpose:
+A :class:`Check` is split in three on purpose:
 
-* ``collect(seed, *learner_objects)`` calls the learner's code on inputs drawn from ``seed`` and returns
-  plain JSON data (numbers, lists, strings): what the code *did*.
+* ``prepare(seed, folder)`` draws the concrete inputs from ``seed`` (files go into ``folder``);
+* a *probe* (``autograder.probes``) calls the learner's code on those inputs and returns plain JSON data:
+  what the code *did*. It never sees the seed;
 * ``judge(seed, observation)`` decides, from that data alone, whether it is right. It rebuilds the inputs
   from the same seed and compares with the course's reference; it never runs learner code.
 
-Inside a notebook (nbgrader's path) both halves run in the learner's kernel, one after the other. The
-instructor's ``clinic grade`` runs ``collect`` in a confined child process and ``judge`` in its own clean
-process, so nothing a submission does to its interpreter (patching ``assert``, the traceback printer, these
-helpers, ``sys.exit``) can turn a failure into a pass: to forge an observation the learner would have to
-compute the right answer for inputs drawn at grading time -- which is solving the exercise.
+Inside a notebook (nbgrader's path) all three run in the learner's kernel, one after the other. The
+instructor's ``clinic grade`` runs only the probe in a confined child process, which cannot read this
+module, the problems or their seeds; ``prepare`` and ``judge`` run in the grader's own clean process. So
+nothing a submission does to its interpreter (patching ``assert``, the traceback printer, these helpers,
+``sys.exit``) can turn a failure into a pass: to forge an observation the learner would have to compute the
+right answer for inputs drawn at grading time -- which is solving the exercise.
 
 Hidden checks draw a fresh seed every time they run, so hard-coding the answers for the public inputs
 does not help; public checks use a fixed seed so a learner can reproduce what they see.
@@ -25,13 +27,17 @@ from __future__ import annotations
 
 import json
 import secrets
+import tempfile
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from autograder import probes
+
 PUBLIC_SEED = 0
+MAX_ARTIFACT_BYTES = 256 * 1024**2  # a judge never loads more of a file the learner's code wrote
 
 
 class CheckFailed(AssertionError):
@@ -41,10 +47,19 @@ class CheckFailed(AssertionError):
 @dataclass(frozen=True)
 class Check:
     name: str  # "<assignment id>.<what is checked>", e.g. "02_metrics.total_grad_norm"
-    collect: Callable[..., Any]
+    prepare: Callable[[int, Path], Any]
     judge: Callable[[int, Any], None]
     hint: str  # shown when the learner's code is missing or wrong
     hidden: bool = False
+    # Called by the grader each time the probe's writer stops itself; the values reach the judge as
+    # ``observation["measured"]``. Without it, a stopped writer is killed (a crash at a chosen moment).
+    measure: Callable[[Path], Any] | None = None
+    # Answers a probe's question (``probes.ask``) from the seed, in the grader: what the child must not hold.
+    oracle: Callable[[int, Any], Any] | None = None
+
+    @property
+    def probe(self) -> str:
+        return probes.probe_name(self.name)
 
     def draw_seed(self) -> int:
         return secrets.randbelow(2**31) if self.hidden else PUBLIC_SEED
@@ -54,10 +69,11 @@ REGISTRY: dict[str, Check] = {}
 
 
 def register(name: str, *, hint: str, hidden: bool = False):
-    """Decorator for a problem module: ``@register(...)`` on a class with ``collect`` and ``judge``."""
+    """Decorator for a problem module: ``@register(...)`` on a class with ``prepare`` and ``judge``."""
 
     def add(cls):
-        REGISTRY[name] = Check(name, cls.collect, cls.judge, hint, hidden)
+        REGISTRY[name] = Check(name, cls.prepare, cls.judge, hint, hidden, getattr(cls, "measure", None),
+                               getattr(cls, "oracle", None))
         return cls
 
     return add
@@ -86,14 +102,13 @@ def lookup(name: str) -> Check:
         raise KeyError(f"unknown check {name!r}") from None
 
 
-def collect(check: Check, seed: int, *learner_objects) -> Any:
-    """Run the learner's side of a check; a missing implementation becomes a readable failure."""
-    try:
-        observation = check.collect(seed, *learner_objects)
-    except NotImplementedError:
-        raise CheckFailed(f"not implemented yet. Hint: {check.hint}") from None
-    # Both grading paths see the same data: whatever survives a trip through JSON (tuples become lists).
-    return json.loads(json.dumps(observation))
+def prepare(check: Check, seed: int, folder: Path) -> None:
+    """Write the check's inputs for ``seed`` into ``folder``, where its probe will read them."""
+    probes.write_case(folder, check.prepare(seed, folder))
+
+
+def not_implemented(check: Check) -> CheckFailed:
+    return CheckFailed(f"not implemented yet. Hint: {check.hint}")
 
 
 def judge(check: Check, seed: int, observation: Any) -> None:
@@ -130,11 +145,47 @@ def artifact(name: str) -> Path:
     path = (base / str(name)).resolve()
     if base not in path.parents or not path.is_file():
         raise CheckFailed(f"no file {name!r} in the notebook's directory")
+    if path.stat().st_size > MAX_ARTIFACT_BYTES:
+        raise CheckFailed(f"{name!r} is larger than {MAX_ARTIFACT_BYTES // 1024**2} MiB")
     return path
 
 
 def check(name: str, *learner_objects) -> None:
-    """What a notebook's test cell calls: collect, then judge, in this kernel. Raises CheckFailed."""
+    """What a notebook's test cell calls: prepare, probe, judge, all in this kernel. Raises CheckFailed."""
     found = lookup(name)
-    seed = found.draw_seed()
-    judge(found, seed, collect(found, seed, *learner_objects))
+    run(found, found.draw_seed(), *learner_objects)
+
+
+def run(found: Check, seed: int, *learner_objects) -> None:
+    """One check on one seed, in this process (a kernel, or a bench that tries many seeds)."""
+    with tempfile.TemporaryDirectory(prefix="check-") as folder:
+        prepare(found, seed, Path(folder))
+        measured = []
+
+        def on_stop() -> bool:
+            if found.measure is None:
+                return False
+            measured.append(found.measure(Path(folder)))
+            return True
+
+        try:
+            observation = probes.run(found.probe, Path(folder), *learner_objects, on_stop=on_stop,
+                                     ask=lambda request: answer(found, seed, request))
+        except probes.NotImplementedYet:
+            raise not_implemented(found) from None
+        with working_directory(Path(folder)):
+            judge(found, seed, with_measurements(found, observation, measured))
+
+
+def answer(found: Check, seed: int, request: Any) -> Any:
+    """The check's answer to a probe's question; JSON in, JSON out, as across the sandbox's pipe."""
+    if found.oracle is None:
+        raise ValueError("this check asks nothing")
+    return json.loads(json.dumps(found.oracle(seed, json.loads(json.dumps(request)))))
+
+
+def with_measurements(found: Check, observation: Any, measured: list) -> Any:
+    """The observation as the judge sees it: what the grader measured replaces anything sent under that name."""
+    if found.measure is None or not isinstance(observation, dict):
+        return observation
+    return {**observation, "measured": measured}

@@ -8,9 +8,14 @@ learner code is imported. Each layer answers one attack from the autograder issu
 * **A new user namespace** (``unshare(CLONE_NEWUSER)``): Linux never applies ``RLIMIT_NPROC`` to root
   (CI and many containers grade as root); inside a fresh user namespace the process count starts at zero
   and the limit holds. It also drops every capability the grader had on the real system.
-* **Landlock** (Linux >= 5.13): the kernel refuses reads outside the Python installation and the course
-  package, and writes outside the sandbox directory -- so a submission cannot read another student's
-  notebook or the instructor's hidden tests, nor overwrite anything. It needs no privileges.
+* **A new PID namespace** (with the user namespace, no privileges needed): the child becomes PID 1 of a
+  namespace of its own, so it can name -- and signal -- no process outside it, and when it ends the kernel
+  kills everything it started, ``setsid()`` daemons included.
+* **Landlock** (Linux >= 5.13): the kernel refuses reads outside the Python installation, the course's
+  lesson code (``chapters``, ``datasets``) and the child's own part of the grader (``autograder.probes``),
+  and writes outside the sandbox directory -- so a submission cannot read another student's notebook, the
+  instructor's hidden tests, the judges or their reference answers, nor overwrite anything. Landlock also
+  forbids tracing (and reading the memory of) any process outside the sandbox. It needs no privileges.
 
 A layer the kernel does not offer is skipped and named in ``confinement_report``; the grader prints it so
 an instructor knows what protects them (the wall-clock kill and the separate judge process always do).
@@ -21,13 +26,14 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import signal
 import sys
 from dataclasses import dataclass
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
-CLONE_NEWUSER = 0x10000000
-PR_SET_NO_NEW_PRIVS = 38
+CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 
 # Landlock system calls and access rights (linux/landlock.h); the numbers are the same on every arch.
 SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
@@ -111,8 +117,22 @@ def _allow(ruleset: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
-def enter_user_namespace() -> bool:
-    return _libc.unshare(CLONE_NEWUSER) == 0
+def isolate_processes() -> list[str]:
+    """Enter a new user and PID namespace and continue as its PID 1; return the layers in force.
+
+    ``unshare(CLONE_NEWPID)`` puts the caller's *next child* in the new namespace, so this forks: the
+    parent stays outside, waits, and exits with the child's status; the child carries on as the namespace's
+    init. It dies with its parent (``PR_SET_PDEATHSIG``), and the kernel kills every process of the
+    namespace when its init exits -- nothing a submission starts can outlive its grading.
+    """
+    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0:
+        return ["user namespace"] if _libc.unshare(CLONE_NEWUSER) == 0 else []
+    pid = os.fork()
+    if pid:
+        _, status = os.waitpid(pid, 0)
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # when the waiting parent is killed by the grader
+    return ["user namespace", "pid namespace"]
 
 
 def set_resource_limits(limits: Limits) -> None:
@@ -135,20 +155,25 @@ SYSTEM_READABLE = ["/usr", "/lib", "/lib64", "/bin", "/etc", "/proc", "/sys", "/
 
 
 def confine(sandbox_dir: str, course_packages: list[str], limits: Limits) -> list[str]:
-    """Apply every layer available; return the names of the layers in force (for the report)."""
-    in_force = []
-    if enter_user_namespace():
-        in_force.append("user namespace")
+    """Apply resource limits and Landlock; return the names of the layers in force (for the report)."""
     set_resource_limits(limits)
-    in_force.append("resource limits")
-    readable = SYSTEM_READABLE + python_paths() + course_packages
-    # The course root is on sys.path in a development checkout; it also holds solutions/ (the hidden tests),
-    # so it must not be readable as a whole -- only the packages named in course_packages.
-    readable = [path for path in readable if not _holds_solutions(path)]
-    if restrict_filesystem(readable, [sandbox_dir, "/dev/null"]):
+    in_force = ["resource limits"]
+    readable = []
+    for path in SYSTEM_READABLE + python_paths():
+        readable += _without_grader(path)
+    if restrict_filesystem(readable + course_packages, [sandbox_dir, "/dev/null"]):
         in_force.append("landlock")
     return in_force
 
 
-def _holds_solutions(path: str) -> bool:
-    return os.path.isdir(os.path.join(path, "solutions")) and os.path.isdir(os.path.join(path, "autograder"))
+def _without_grader(path: str) -> list[str]:
+    """``path``, or its entries but the grader, when it holds the grader (``site-packages``, a checkout).
+
+    A checkout's root also holds ``solutions/`` (the hidden tests), so the course root is never readable
+    as a whole; the child's part of the grader is granted by the caller (``course_packages``).
+    """
+    if not os.path.isdir(os.path.join(path, "autograder")):
+        return [path]
+    if os.path.isdir(os.path.join(path, "solutions")):
+        return []  # a development checkout: only the packages the caller names
+    return [os.path.join(path, name) for name in os.listdir(path) if name not in ("autograder", "solutions")]

@@ -51,11 +51,47 @@ class GradingPlan:
 
 def read(path: Path) -> nbformat.NotebookNode:
     try:
-        return nbformat.read(str(path), as_version=4)
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise NotebookError(f"{path}: no such notebook") from None
+    except OSError as err:
+        raise NotebookError(f"{path}: cannot be read ({err.strerror})") from None
+    return reads(data, str(path))
+
+
+def reads(data: bytes, name: str) -> nbformat.NotebookNode:
+    """A notebook from bytes, with the shape the grader relies on checked (a learner's file may hold
+    anything that parses as JSON: metadata that is a string, cells that are lists)."""
+    try:
+        notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception as err:  # nbformat raises several types for bytes that are not a notebook
-        raise NotebookError(f"{path}: not a readable notebook ({type(err).__name__}: {str(err)[:120]})") from None
+        raise NotebookError(f"{name}: not a readable notebook ({type(err).__name__}: {str(err)[:120]})") from None
+    problem = _shape_problem(notebook)
+    if problem:
+        raise NotebookError(f"{name}: {problem}")
+    return notebook
+
+
+def _shape_problem(notebook) -> str:
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        return "no list of cells"
+    for number, cell in enumerate(notebook["cells"], 1):
+        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
+            return f"cell {number} is not a notebook cell"
+        if not isinstance(cell.get("source", ""), str):
+            return f"cell {number}: its source is not text"
+        metadata = cell.get("metadata", {})
+        if not isinstance(metadata, dict):
+            return f"cell {number}: its metadata is not an object"
+        nbgrader = metadata.get("nbgrader", {})
+        if not isinstance(nbgrader, dict):
+            return f"cell {number}: its nbgrader metadata is a {type(nbgrader).__name__}, not an object"
+        if not isinstance(nbgrader.get("grade_id", ""), str):
+            return f"cell {number}: its nbgrader grade_id is not text"
+        for key in ("solution", "grade", "locked"):
+            if not isinstance(nbgrader.get(key, False), bool):
+                return f"cell {number}: its nbgrader {key!r} is not true or false"
+    return ""
 
 
 def grade_id(cell) -> str | None:

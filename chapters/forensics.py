@@ -24,6 +24,7 @@ from chapters.core.callbacks import Callback
 from chapters.core.model import GPT, IGNORE_INDEX, GPTConfig
 
 FORENSICS_FILE = "nan_forensics.pt"
+FORENSICS_KEYS = {"model_config", "model", "rng_cpu", "step", "batches"}  # what replay needs from the file
 
 
 class ForensicsError(ValueError):
@@ -79,9 +80,17 @@ def replay(run_dir: str | Path) -> ReplayReport:
         saved = torch.load(path, weights_only=True)
     except Exception as err:  # noqa: BLE001 -- any unpickling failure means the same thing to the user
         raise ForensicsError(f"{path} is not a readable forensics file ({type(err).__name__})") from None
-    model = GPT(GPTConfig(**saved["model_config"]))
-    model.load_state_dict(saved["model"])
-    torch.set_rng_state(saved["rng_cpu"])
+    missing = sorted(FORENSICS_KEYS - set(saved)) if isinstance(saved, dict) else sorted(FORENSICS_KEYS)
+    if missing:  # a checkpoint, a bare tensor... renamed to nan_forensics.pt
+        raise ForensicsError(f"{path} is not a NaN forensics file (no {', '.join(missing)})")
+    try:
+        model = GPT(GPTConfig(**saved["model_config"]))
+        model.load_state_dict(saved["model"])
+        torch.set_rng_state(saved["rng_cpu"])
+        batches = [(batch["input_ids"], batch["labels"]) for batch in saved["batches"]]
+    except (TypeError, ValueError, KeyError, RuntimeError) as err:  # the right keys, the wrong contents
+        first_line = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise ForensicsError(f"{path} is a damaged NaN forensics file ({first_line})") from None
     model.train()
     step = saved["step"]
 
@@ -102,14 +111,14 @@ def replay(run_dir: str | Path) -> ReplayReport:
 
     for name, module in model.named_modules():
         module.register_forward_hook(watch(name or "model"))
-    for batch in saved["batches"]:
-        out = model(batch["input_ids"], labels=batch["labels"])
+    for input_ids, labels in batches:
+        out = model(input_ids, labels=labels)
         if first_bad_output:
             name, peak = first_bad_output[0]
             return ReplayReport(step, f"forward output of {name}",
                                 f"its input's largest magnitude was {peak:.3g}: activations overflowed")
         if not torch.isfinite(out["loss"]):
-            counted = int((batch["labels"] != IGNORE_INDEX).sum())
+            counted = int((labels != IGNORE_INDEX).sum())
             detail = ("every label in the batch is -100: the mean over 0 positions is 0/0" if counted == 0
                       else f"the loss over {counted} labelled positions is {out['loss'].item()}")
             return ReplayReport(step, "loss", detail)

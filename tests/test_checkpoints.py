@@ -80,31 +80,32 @@ def test_resumed_early_stopping_stops_at_the_same_step(tmp_path):
 
 
 # ------------------------------------------------------------------------------------- the top-K keeper
-def reference_kept(history: dict[int, float | None], latest: int, k: int, mode: str) -> set[int]:
+def reference_kept(history: dict[int, float | None], latest: int, k: int, mode: str, keep_last: int = 1) -> set[int]:
     """The specification, written as plainly as possible: the K best ranked steps (older wins a tie), plus
-    the latest."""
+    the ``keep_last`` newest (the latest among them)."""
     ranked = [(value if mode == "min" else -value, step) for step, value in history.items() if value is not None]
-    return {step for _, step in sorted(ranked)[:k]} | {latest}
+    return {step for _, step in sorted(ranked)[:k]} | {latest} | set(sorted(history)[-keep_last:])
 
 
 @settings(max_examples=40, deadline=None)
 @given(k=st.integers(0, 4), mode=st.sampled_from(["min", "max"]), restart_at=st.integers(0, 12),
        metrics=st.lists(st.one_of(st.none(), st.sampled_from([1.0, 2.0, 3.0]), st.floats(-5, 5)),
-                        min_size=1, max_size=12))
-def test_files_on_disk_are_the_k_best_plus_the_latest(tmp_path_factory, k, mode, restart_at, metrics):
+                        min_size=1, max_size=12), keep_last=st.integers(1, 3))
+def test_files_on_disk_are_the_k_best_plus_the_latest(tmp_path_factory, k, mode, restart_at, metrics, keep_last):
     directory = tmp_path_factory.mktemp("keeper")
-    checkpointer = Checkpointer(directory, save_every=1, top_k=k, metric="objective", mode=mode)
+    checkpointer = Checkpointer(directory, save_every=1, top_k=k, metric="objective", mode=mode, keep_last=keep_last)
     history = {}
     for step, value in enumerate(metrics, start=1):
         if step == restart_at:  # a new process: it must take the ranking from the index
-            checkpointer = Checkpointer(directory, save_every=1, top_k=k, metric="objective", mode=mode)
+            checkpointer = Checkpointer(directory, save_every=1, top_k=k, metric="objective", mode=mode,
+                                        keep_last=keep_last)
             checkpointer.keeper.load(directory)
         checkpointer.write(step, f"checkpoint {step}".encode())
         history[step] = None
         if value is not None:  # some steps carry no metric (no evaluation on that step)
             checkpointer.record_metric(step, value)
             history[step] = value
-        expected = {checkpoint_name(s) for s in reference_kept(history, step, k, mode)}
+        expected = {checkpoint_name(s) for s in reference_kept(history, step, k, mode, keep_last)}
         assert {p.name for p in directory.glob("*.pt")} == expected
         index = json.loads((directory / INDEX_NAME).read_text())
         assert {e["file"] for e in index["checkpoints"]} == expected
@@ -147,7 +148,8 @@ def copy_dir(source, target):
 
 
 def test_saved_run_keeps_latest_and_verifies(saved_run):
-    assert sorted(p.name for p in saved_run.glob("*.pt")) == ["step-00000012.pt"]
+    # step 12 is the best (the only one ranked) and the latest; step 8 stays as the one before it (keep_last=2)
+    assert sorted(p.name for p in saved_run.glob("*.pt")) == ["step-00000008.pt", "step-00000012.pt"]
     found = newest_good(saved_run)
     assert found.step == 12 and found.skipped == []
 
@@ -170,7 +172,8 @@ def test_truncated_latest_falls_back_to_newest_good(tmp_path):
 def test_garbage_without_index_is_reported_not_loaded(saved_run, tmp_path):
     directory = copy_dir(saved_run, tmp_path / "d")
     (directory / INDEX_NAME).write_text("{not json")
-    (directory / "step-00000012.pt").write_bytes(b"\x00" * 64)
+    for path in directory.glob("*.pt"):
+        path.write_bytes(b"\x00" * 64)
     with pytest.raises(CheckpointError, match="step-00000012.pt: not a readable checkpoint"):
         verify_file(directory / "step-00000012.pt")
     assert newest_good(directory) is None
@@ -187,8 +190,9 @@ def test_fresh_run_refuses_a_directory_with_checkpoints(saved_run, tmp_path):
 def test_clinic_ckpt_list_and_verify(saved_run, tmp_path):
     listed = clinic("ckpt", "list", str(saved_run))
     assert listed.returncode == 0, listed.stderr
-    header, row = listed.stdout.splitlines()
+    header, previous, row = listed.stdout.splitlines()
     assert header.split() == ["step", "val_loss", "rank", "size", "verified"]
+    assert previous.split()[0] == "8" and previous.split()[-1] == "yes"
     assert row.split()[0] == "12" and row.split()[2:4] == ["1", "latest"] and row.split()[-1] == "yes"
 
     assert main(["ckpt", "verify", str(saved_run)]) == 0
@@ -218,9 +222,11 @@ def test_clinic_train_refuses_foreign_checkpoints_and_unverifiable_resume(saved_
     directory = copy_dir(saved_run, tmp_path / "d")
     base = ("train", "--steps", "2", "--ckpt-dir", str(directory), "--out", str(tmp_path / "run"), "--quiet")
     fresh = clinic(*base)
-    assert fresh.returncode == 2 and "already holds checkpoints; pass --resume" in fresh.stderr
+    assert fresh.returncode == 2 and "already holds checkpoints (step-00000008.pt, step-00000012.pt); use --resume" \
+        in fresh.stderr
     assert len(fresh.stderr.strip().splitlines()) == 1
-    (directory / "step-00000012.pt").write_bytes(b"garbage")
+    for path in directory.glob("*.pt"):
+        path.write_bytes(b"garbage")
     broken = clinic(*base, "--resume")
     assert broken.returncode == 1 and "passes verification" in broken.stderr and "Traceback" not in broken.stderr
     assert (directory / "step-00000012.pt").read_bytes() == b"garbage"  # nothing deleted or overwritten

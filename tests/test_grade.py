@@ -30,9 +30,27 @@ def corpus_run(tmp_path_factory):
     expected = write_corpus(COURSE, submissions, str(REPO))
     honest = submissions / "correct" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     honest_hash = hashlib.sha256(honest.read_bytes()).hexdigest()
-    done = clinic("grade", "--assignment", ASSIGNMENT, "--submissions", str(submissions), "--out", str(out),
-                  "--jobs", "2", "--timeout", "24", "--memory-gb", "3", "--json", timeout=900)
-    return expected, done, out, submissions, honest, honest_hash
+    scratch = root / "tmp"  # every sandbox, and so every process a submission starts, lives under it
+    scratch.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", str(scratch))
+        done = clinic("grade", "--assignment", ASSIGNMENT, "--submissions", str(submissions), "--out", str(out),
+                      "--jobs", "2", "--timeout", "24", "--memory-gb", "3", "--json", timeout=900)
+    left = processes_started_under(scratch)
+    return expected, done, out, submissions, honest, honest_hash, left
+
+
+def processes_started_under(scratch) -> list[str]:
+    import psutil
+
+    left = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get("TMPDIR", "").startswith(str(scratch)):
+                left.append(" ".join(process.cmdline())[:120])
+        except psutil.Error:
+            continue
+    return left
 
 
 def test_the_corpus_holds_at_least_15_named_submissions(corpus_run):
@@ -41,7 +59,7 @@ def test_the_corpus_holds_at_least_15_named_submissions(corpus_run):
 
 def test_every_corpus_submission_gets_its_expected_score_and_status(corpus_run):
     expected, done, *_ = corpus_run
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]  # also with every hostile submission in the batch
     results = {result["student"]: result for result in json.loads(done.stdout)["results"]}
     assert set(results) == set(expected)
     wrong = {student: (result["score"], result["status"], expected_score(COURSE, expected[student][0]),
@@ -53,8 +71,19 @@ def test_every_corpus_submission_gets_its_expected_score_and_status(corpus_run):
 
 
 def test_attacks_leave_other_students_files_untouched(corpus_run):
-    *_, honest, honest_hash = corpus_run
+    *_, honest, honest_hash, _ = corpus_run
     assert hashlib.sha256(honest.read_bytes()).hexdigest() == honest_hash
+
+
+def test_no_process_of_a_submission_outlives_clinic_grade(corpus_run):
+    """The corpus holds a setsid() daemon, a fork bomb and a child that stops: none is left."""
+    assert corpus_run[-1] == []
+
+
+def test_grade_prints_errors_on_stderr_and_json_stdout_is_one_document(corpus_run):
+    _, done, *_ = corpus_run
+    assert set(json.loads(done.stdout)) == {"results"}
+    assert "Traceback" not in done.stderr
 
 
 def test_grades_csv_has_one_row_per_problem_and_student(corpus_run):
@@ -95,6 +124,9 @@ def test_a_second_run_resumes_and_force_regrades(corpus_run, tmp_path):
     (["--assignment", ASSIGNMENT, "--submissions", "/nonexistent/dir"], "not a folder"),
     (["--assignment", ASSIGNMENT, "--submissions", ".", "--jobs", "0"], "positive integer"),
     (["--assignment", ASSIGNMENT, "--submissions", ".", "--timeout", "-1"], "positive"),
+    (["--assignment", ASSIGNMENT, "--submissions", ".", "--timeout", "1e12"], "from 10 to 86400 seconds"),
+    (["--assignment", ASSIGNMENT, "--submissions", ".", "--memory-gb", "1e10"], "from 0.5 to 1024 GiB"),
+    (["--assignment", ASSIGNMENT, "--submissions", ".", "--memory-gb", "nan"], "from 0.5 to 1024 GiB"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(args, message):
     done = clinic("grade", *args)
@@ -121,3 +153,47 @@ def test_nbgrader_autograde_agrees_on_honest_submissions_and_is_fooled_where_cli
     assert {student: theirs[student] for student in honest} == {student: ours[student] for student in honest}
     assert ours["cheat_patches_check_helpers"] == 0.0
     assert theirs["cheat_patches_check_helpers"] == expected_score(COURSE, "full")
+
+
+MEASURED = "01_logging_levels"
+# A logger that never flushes, in a notebook that patches every instrument the old child-side checks used.
+UNFLUSHED_BUT_PATCHED = """
+import os, signal
+import autograder.probes.logging_levels as probe_module
+probe_module.complete_lines = lambda path: 10**6
+_kill, _fsync = os.kill, os.fsync
+def flushing_kill(pid, sig):
+    import gc, io
+    for obj in gc.get_objects():
+        if isinstance(obj, io.TextIOWrapper) and not obj.closed:
+            obj.flush()
+    _kill(pid, sig)
+os.kill = flushing_kill
+signal.raise_signal = lambda sig: flushing_kill(os.getpid(), sig)
+"""
+
+
+def test_what_reached_the_disk_is_measured_by_the_grader_not_by_the_child(tmp_path):
+    """A non-flushing logger cannot pass the flush and crash checks by patching instruments in its own
+    process: the writer freezes and the grader counts and kills from outside. Its honest peer is unaffected."""
+    from tests.exercise_tools import solved, write
+    from tests.grading_corpus import _prepend
+
+    good = solved(COURSE, MEASURED)
+    cheat = _prepend(good, UNFLUSHED_BUT_PATCHED, 0)
+    logger = next(cell for cell in cheat.cells if "class JsonlLogger" in cell.source)
+    logger.source = logger.source.replace("self.file.flush()", "pass")
+    submissions = tmp_path / "submitted"
+    write(good, submissions / "honest" / MEASURED / f"{MEASURED}.ipynb")
+    write(cheat, submissions / "patches_instruments" / MEASURED / f"{MEASURED}.ipynb")
+    done = clinic("grade", "--assignment", MEASURED, "--submissions", str(submissions), "--out",
+                  str(tmp_path / "grades"), "--jobs", "2", "--timeout", "200", "--json", timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = json.loads((tmp_path / "grades" / "results" / MEASURED / "patches_instruments.json").read_text())
+    scores = {problem["grade_id"]: problem["score"] for problem in record["problems"]}
+    full = {problem["grade_id"]: problem["max_score"] for problem in record["problems"]}
+    logger_problems = [gid for gid in scores if "jsonl" in gid]
+    assert logger_problems and all(scores[gid] == 0 for gid in logger_problems), scores
+    assert all(scores[gid] == full[gid] for gid in scores if gid not in logger_problems), scores
+    results = {result["student"]: result for result in json.loads(done.stdout)["results"]}
+    assert results["honest"]["score"] == results["honest"]["max_score"]

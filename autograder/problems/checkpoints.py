@@ -12,14 +12,13 @@ from __future__ import annotations
 import math
 import os
 import random
-import shutil
 from pathlib import Path
 
 import torch
 
 from autograder.checks import CheckFailed, register_with_hidden
+from autograder.probes.checkpoints import fingerprint, metric_name
 from chapters.checkpoints.keeper import TopKKeeper
-from chapters.checkpoints.verify import CheckpointError
 from chapters.core.model import GPT, GPTConfig
 
 # ------------------------------------------------------------------------------------------ top-K
@@ -59,21 +58,6 @@ def score_sequence(seed: int, kind: str) -> dict:
     return {"k": k, "mode": mode, "scores": scores, "restart_at": restart_at}
 
 
-def metric_name(mode: str) -> str:
-    return "val_loss" if mode == "min" else "val_accuracy"
-
-
-def steps_on_disk(directory: Path) -> list[int]:
-    """The step stored in every ``.pt`` file the checkpointer left (read from the contents, not the name)."""
-    steps = []
-    for path in sorted(directory.glob("*.pt")):
-        try:
-            steps.append(int(torch.load(path, map_location="cpu", weights_only=True)["step"]))
-        except Exception as err:  # noqa: BLE001 -- any unreadable file is the learner's bug, reported as such
-            steps.append(f"{path.name} unreadable ({type(err).__name__})")
-    return sorted(steps, key=lambda item: (isinstance(item, str), str(item).zfill(12)))
-
-
 def reference_kept(sequence: dict) -> list[list[int]]:
     """After each score, the steps of the K best so far (ties to the older, NaN never), as TopKKeeper ranks."""
     keeper = TopKKeeper(sequence["k"], metric_name(sequence["mode"]), sequence["mode"])
@@ -89,30 +73,8 @@ class TopK:
     def __init__(self, kind: str):
         self.kind = kind
 
-    def collect(self, seed, checkpointer_class):
-        sequence = score_sequence(seed, self.kind)
-        directory = Path.cwd() / f"topk-check-{self.kind}-{seed}"
-        shutil.rmtree(directory, ignore_errors=True)
-        directory.mkdir()
-        name = metric_name(sequence["mode"])
-        observed = []
-        try:
-            checkpointer = checkpointer_class(str(directory), k=sequence["k"], metric_name=name,
-                                              mode=sequence["mode"])
-            for step, value in enumerate(sequence["scores"], 1):
-                if step == sequence["restart_at"]:  # the run is killed and resumed: a fresh object, same directory
-                    checkpointer = checkpointer_class(str(directory), k=sequence["k"], metric_name=name,
-                                                      mode=sequence["mode"])
-                state = {"step": step, "weights": torch.full((3,), float(step))}
-                checkpointer.maybe_save(state, {"step": step, name: value})
-                observed.append(steps_on_disk(directory))
-        except NotImplementedError:
-            raise
-        except Exception as err:  # noqa: BLE001 -- a crash is a verdict, reported with what was seen so far
-            return {"kept": observed, "error": f"{type(err).__name__}: {err}"[:300]}
-        finally:
-            shutil.rmtree(directory, ignore_errors=True)
-        return {"kept": observed, "error": None}
+    def prepare(self, seed, folder):
+        return score_sequence(seed, self.kind)
 
     def judge(self, seed, observation):
         sequence = score_sequence(seed, self.kind)
@@ -193,58 +155,19 @@ def case_bytes(config: GPTConfig, kind: str, seed: int, index: int, directory: P
         good["norm_final.weight"][rng.randrange(config.n_embd)] = float("nan")
         torch.save({"model": good}, path)
     elif kind == "runs_code":
-        torch.save({"model": RunsCode(f"code-ran-{seed}-{index}")}, path)
+        torch.save({"model": RunsCode(f"code-ran-{index}")}, path)
     elif kind == "no_model_key":
         torch.save({"weights": good}, path)
     return path.read_bytes()
 
 
-def probe_ids(config: GPTConfig) -> torch.Tensor:
-    return torch.arange(min(12, config.block_size)).remainder(config.vocab_size).unsqueeze(0)
-
-
-@torch.no_grad()
-def fingerprint(model: GPT, config: GPTConfig) -> float:
-    model.eval()
-    return float(model(probe_ids(config))["logits"].double().sum())
-
-
 class SafeLoad:
     @staticmethod
-    def collect(seed, safe_load):
+    def prepare(seed, folder):
         config, cases = loader_setting(seed)
-        directory = Path.cwd() / f"safe-load-check-{seed}"
-        shutil.rmtree(directory, ignore_errors=True)
-        directory.mkdir()
-        results = []
-        try:
-            for index, kind in enumerate(cases):
-                case_bytes(config, kind, seed, index, directory)
-                torch.manual_seed(999)
-                model = GPT(config)
-                marker = Path(f"code-ran-{seed}-{index}")
-                outcome = {"code_ran": False}
-                try:
-                    logits = safe_load(model, str(directory / f"case-{index}.pt"))
-                    outcome["result"] = "loaded"
-                    outcome["logits_ok"] = bool(isinstance(logits, torch.Tensor)
-                                                and tuple(logits.shape[-1:]) == (config.vocab_size,)
-                                                and torch.isfinite(logits).all())
-                    outcome["fingerprint"] = fingerprint(model, config)
-                except NotImplementedError:
-                    raise
-                except CheckpointError as err:
-                    outcome["result"] = "refused"
-                    outcome["message"] = str(err)[:200]
-                except Exception as err:  # noqa: BLE001 -- the wrong kind of failure, reported
-                    outcome["result"] = f"raised {type(err).__name__}: {str(err)[:150]}"
-                if marker.exists():
-                    outcome["code_ran"] = True
-                    marker.rmdir()
-                results.append(outcome)
-        finally:
-            shutil.rmtree(directory, ignore_errors=True)
-        return results
+        for index, kind in enumerate(cases):
+            case_bytes(config, kind, seed, index, folder)
+        return {"config": vars(config), "files": len(cases)}
 
     @staticmethod
     def judge(seed, observation):

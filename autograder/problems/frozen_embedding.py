@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import random
-import shutil
 from pathlib import Path
 
 import torch
@@ -61,10 +60,8 @@ def reference_report(model: torch.nn.Module) -> dict:
 
 class FrozenReport:
     @staticmethod
-    def collect(seed, freeze_check):
-        reports = [freeze_check(model_with_frozen(model_seed)) for model_seed in model_seeds(seed)]
-        return [{"frozen": [str(name) for name in report["frozen"]], "frozen_share": float(report["frozen_share"])}
-                for report in reports]
+    def prepare(seed, folder):
+        return [model_with_frozen(model_seed) for model_seed in model_seeds(seed)]
 
     @staticmethod
     def judge(seed, observation):
@@ -121,14 +118,9 @@ def expected_diagnosis(seed: int) -> dict:
 
 class FrozenGroups:
     @staticmethod
-    def collect(seed, diagnose_frozen):
-        run_dir = Path(f"frozen_check_run_{seed}")
-        shutil.rmtree(run_dir, ignore_errors=True)  # the logger appends: start from an empty log
-        write_frozen_run(seed, run_dir)
-        answer = diagnose_frozen(str(run_dir))
-        step = answer.get("evidence_step")
-        return {"label": str(answer["label"]), "groups": sorted(str(g) for g in answer["groups"]),
-                "evidence_step": None if step is None else int(step)}
+    def prepare(seed, folder):
+        write_frozen_run(seed, folder / "run")
+        return "run"
 
     @staticmethod
     def judge(seed, observation):
@@ -165,12 +157,8 @@ class FixedModel:
     """Public: the model the notebook trained with seed 0."""
 
     @staticmethod
-    def collect(seed, fixed_model):
-        if fixed_model is None:  # the notebook cell that trains it stopped: train_fixed is not written yet
-            raise NotImplementedError
-        name = "fixed_model_seed0.pt"
-        torch.save(fixed_model.state_dict(), name)
-        return {"weights": name}
+    def prepare(seed, folder):
+        return None  # the notebook trained it already
 
     @staticmethod
     def judge(seed, observation):
@@ -181,11 +169,8 @@ class TrainFixed:
     """Hidden: the learner's recipe, trained from a seed drawn at grading time."""
 
     @staticmethod
-    def collect(seed, train_fixed):
-        run_seed = seed % 1000 + 1
-        name = f"fixed_model_seed{run_seed}.pt"
-        torch.save(train_fixed(run_seed).state_dict(), name)
-        return {"weights": name}
+    def prepare(seed, folder):
+        return seed % 1000 + 1  # the seed of the learner's training run
 
     @staticmethod
     def judge(seed, observation):

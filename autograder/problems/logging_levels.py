@@ -1,34 +1,27 @@
 """Checks for ``01_logging_levels``: a crash-proof JSONL logger, logging + tqdm, TensorBoard.
 
 The JSONL checks train a short tiny-GPT run with the learner's logger (one batch made unlearnable, so one
-record's loss is NaN and a ``nan`` event fires) and watch the file from outside while it is written: after
-every record (flushed?), at every ``os.fsync`` (events on disk?), and after the writer is killed with
-SIGKILL (what survives?). The judge trains the same run with the course's ``JsonlLogger`` and compares.
+record's loss is NaN and a ``nan`` event fires) and watch the file while it is written: after every record
+(flushed?), at every ``os.fsync`` (events on disk?), and after the writer is stopped and killed from outside
+with SIGKILL (what survives? -- read here, in the grader). The judge trains the same run with the course's
+``JsonlLogger`` and compares.
 """
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import math
 import os
 import random
 import re
-import shutil
-import signal
+import stat
 import tempfile
-import time
 from pathlib import Path
 
-import torch
-
 from autograder.checks import CheckFailed, artifact, register_with_hidden
-from chapters.core.callbacks import Callback
-
-LOG_NAME = "metrics.jsonl"
+from autograder.probes.logging_levels import LOG_NAME, STOP_REASON, train
 COMPARED = ("train_loss", "lr", "grad_norm")  # deterministic on the CPU; timestamps and speeds are not
-WRITER_TIMEOUT_SECONDS = 120
 
 
 def run_settings(seed: int) -> dict:
@@ -41,66 +34,29 @@ def run_settings(seed: int) -> dict:
             "kill_at": 8 if seed == 0 else rng.randint(log_every, steps - 2)}
 
 
-def train(settings: dict, callbacks: list, kill_at: int | None = None) -> None:
-    """The run, with ``callbacks`` after the course's NaN detector (it emits the ``nan`` event)."""
-    from chapters.core.model import IGNORE_INDEX
-    from chapters.core.run import build_trainer, preset_config
-    from chapters.metrics.first_nonfinite import FirstNonFinite
-
-    def poison(batch, step):
-        if step == settings["poisoned"]:  # nothing to predict: the mean loss is 0/0 = NaN
-            batch = {**batch, "labels": batch["labels"].new_full(batch["labels"].shape, IGNORE_INDEX)}
-        return batch
-
-    config = preset_config("tiny", steps=settings["steps"], batch_size=8, log_every=settings["log_every"],
-                           eval_every=1000, eval_batches=1, seed=settings["seed"], device="cpu")
-    trainer = build_trainer("tiny", config, [FirstNonFinite(), *callbacks])
-    trainer.batch_transform = poison
-    trainer.fit()
-
-
-def complete_lines(path: Path) -> int:
+def read_reason(path: Path) -> str:
+    """Why the writer stopped ("record" or "fsync"), as it wrote it just before: a few bytes at most."""
     try:
-        return path.read_bytes().count(b"\n")
-    except FileNotFoundError:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(descriptor, "rb") as file:
+        return file.read(16).decode(errors="replace") if stat.S_ISREG(os.fstat(descriptor).st_mode) else ""
+
+
+def count_lines(path: Path, cap: int = 64 * 1024**2) -> int:
+    """Newlines in the first ``cap`` bytes of a learner's file (read in chunks: the file may be huge)."""
+    lines = 0
+    try:  # a regular file only: a link or a FIFO planted there must not block or redirect the grader
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
         return 0
-
-
-class FileWatcher(Callback):
-    """A callback placed after the learner's logger: how many lines are in the file after each record."""
-
-    def __init__(self, path: Path):
-        self.path, self.counts = path, []
-
-    def on_log(self, trainer, record):
-        self.counts.append(complete_lines(self.path))
-
-    on_eval_end = on_log
-
-    def on_event(self, trainer, event):
-        self.counts.append(complete_lines(self.path))
-
-
-@contextlib.contextmanager
-def watching_fsync(path: Path, calls: list):
-    """Record the file's line count at every ``os.fsync``: an fsync after an unflushed write saves nothing."""
-    real = os.fsync
-
-    def fsync(fd):
-        real(fd)
-        calls.append(complete_lines(path))
-
-    os.fsync = fsync
-    try:
-        yield
-    finally:
-        os.fsync = real
-
-
-def fresh_dir(name: str) -> Path:
-    path = Path(name)
-    shutil.rmtree(path, ignore_errors=True)
-    return path
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return 0
+        while cap > 0 and (chunk := file.read(min(cap, 1 << 20))):
+            lines, cap = lines + chunk.count(b"\n"), cap - len(chunk)
+    return lines
 
 
 def reference_records(settings: dict) -> list[dict]:
@@ -165,14 +121,13 @@ def check_events(records: list[dict], expected: list[dict]) -> None:
 
 class JsonlLoggerCheck:
     @staticmethod
-    def collect(seed, logger_class):
-        settings = run_settings(seed)
-        run_dir = fresh_dir(f"jsonl-run-{seed}")
-        path = run_dir / LOG_NAME
-        watcher, fsyncs = FileWatcher(path), []
-        with watching_fsync(path, fsyncs):
-            train(settings, [logger_class(run_dir), watcher])
-        return {"log": str(path), "counts_after_each_record": watcher.counts, "fsync_line_counts": fsyncs}
+    def prepare(seed, folder):
+        return run_settings(seed)
+
+    @staticmethod
+    def measure(folder):
+        """Lines on disk while the writer is frozen after a record or an fsync: measured here, in the grader."""
+        return [read_reason(folder / STOP_REASON), count_lines(folder / "run" / LOG_NAME)]
 
     @staticmethod
     def judge(seed, observation):
@@ -184,12 +139,13 @@ class JsonlLoggerCheck:
             raise CheckFailed(f"pandas does not read back the {nan_losses} NaN train_loss value(s) of this run")
         check_events(records, expected)
         same_metrics(records, expected, "metrics.jsonl")
-        counts = observation["counts_after_each_record"]
+        counts = [lines for reason, lines in observation["measured"] if reason == "record"]
+        fsyncs = [lines for reason, lines in observation["measured"] if reason == "fsync"]
         if any(later != earlier + 1 for earlier, later in zip(counts, counts[1:])) or not counts or counts[0] < 2:
             raise CheckFailed(f"lines on disk after each record: {counts[:12]}...: flush after every record, so "
                               "each one is in the file as soon as it is written")
         event_lines = [index + 1 for index, record in enumerate(records) if "event" in record]
-        missing = [n for n in event_lines if n not in observation["fsync_line_counts"]]
+        missing = [n for n in event_lines if n not in fsyncs]
         if missing:
             raise CheckFailed(f"no os.fsync right after event line(s) {missing}: flush, then os.fsync(file.fileno()) "
                               "after writing each event")
@@ -198,17 +154,6 @@ class JsonlLoggerCheck:
 HINT = ("the three rules in section 1 (what reaches the OS, what reaches the disk, what happens to NaN) and "
         "the hooks listed under them: each hook writes something")
 register_with_hidden("01_logging_levels.jsonl_logger", hint=HINT)(JsonlLoggerCheck)
-
-
-class Killer(Callback):
-    """Placed after the learner's logger: SIGKILLs this process right after step ``kill_at`` was logged."""
-
-    def __init__(self, kill_at: int):
-        self.kill_at = kill_at
-
-    def on_log(self, trainer, record):
-        if record["step"] >= self.kill_at:
-            os.kill(os.getpid(), signal.SIGKILL)  # no cleanup, no atexit, no buffer flush: a real crash
 
 
 def killed_steps(settings: dict) -> list[int]:
@@ -221,33 +166,11 @@ def killed_steps(settings: dict) -> list[int]:
 
 class CrashCheck:
     @staticmethod
-    def collect(seed, logger_class):
-        settings = run_settings(seed)
-        run_dir = fresh_dir(f"jsonl-crash-{seed}")
-        logger = logger_class(run_dir)  # made here, so a missing implementation is reported as such
-        pid = os.fork()
-        if pid == 0:  # the writer: train until the Killer fires
-            try:
-                # A forked child inherits torch's OpenMP pool without its threads: its first parallel op would
-                # wait forever for them. One thread means no parallel region at all.
-                torch.set_num_threads(1)
-                train(settings, [logger, Killer(settings["kill_at"])])
-            finally:
-                os._exit(3)  # only reached when the kill did not happen
-        deadline = time.monotonic() + WRITER_TIMEOUT_SECONDS
-        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        if done[0] == 0:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return {"error": "the writer did not finish within the time limit"}
-        status = done[1]
-        return {"log": str(run_dir / LOG_NAME), "killed": os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL}
+    def prepare(seed, folder):
+        return run_settings(seed)
 
     @staticmethod
     def judge(seed, observation):
-        if "error" in observation:
-            raise CheckFailed(observation["error"])
         if not observation["killed"]:
             raise CheckFailed("the training process ended before it could be killed (an exception in the logger?)")
         settings = run_settings(seed)
@@ -269,26 +192,6 @@ register_with_hidden("01_logging_levels.jsonl_crash", hint=HINT)(CrashCheck)
 LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \| INFO \| step (\d+) \| train_loss (\S+)$")
 
 
-@contextlib.contextmanager
-def counting_bars():
-    """Count the tqdm bars made meanwhile. Every flavour (console, notebook widget, ``tqdm.auto``) is a
-    subclass of ``tqdm.std.tqdm``, so wrapping its constructor sees them all; in Jupyter the bar is a
-    widget, not text on stderr."""
-    from tqdm.std import tqdm
-
-    made, real = [], tqdm.__init__
-
-    def init(self, *args, **kwargs):
-        made.append(1)
-        real(self, *args, **kwargs)
-
-    tqdm.__init__ = init
-    try:
-        yield made
-    finally:
-        tqdm.__init__ = real
-
-
 def loop_inputs(seed: int) -> tuple[list[float], int]:
     rng = random.Random(seed)
     losses = [3.5 * math.exp(-step / 30) + rng.uniform(0, 0.1) for step in range(40 if seed == 0 else rng.randint(20, 50))]
@@ -299,15 +202,9 @@ def loop_inputs(seed: int) -> tuple[list[float], int]:
 
 class LoggingTqdmCheck:
     @staticmethod
-    def collect(seed, logged_loop):
+    def prepare(seed, folder):
         losses, log_every = loop_inputs(seed)
-        log_path = Path(f"loop-{seed}.log")
-        log_path.unlink(missing_ok=True)
-        stdout, stderr = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr), counting_bars() as bars:
-            logged_loop(losses, log_every, str(log_path))
-        return {"stdout": stdout.getvalue()[-5000:], "stderr": stderr.getvalue()[-20000:], "bars": len(bars),
-                "log": log_path.read_text()[-20000:] if log_path.exists() else None}
+        return {"losses": losses, "log_every": log_every}
 
     @staticmethod
     def judge(seed, observation):
@@ -362,10 +259,8 @@ def fake_records(seed: int) -> list[dict]:
 
 class TensorBoardCheck:
     @staticmethod
-    def collect(seed, write_tensorboard):
-        log_dir = fresh_dir(f"tb-{seed}")
-        write_tensorboard(fake_records(seed), str(log_dir))
-        return {"files": sorted(str(p) for p in log_dir.rglob("events.out.tfevents*"))}
+    def prepare(seed, folder):
+        return fake_records(seed)
 
     @staticmethod
     def judge(seed, observation):

@@ -14,6 +14,7 @@ import random
 import torch
 
 from autograder.checks import CheckFailed, register_with_hidden
+from autograder.probes.metrics import CAUSES, DIRECTIONS, FIXES, TinyLM, drive_memory, drive_meter, gradients
 from chapters.metrics.simulated_gpu import SimulatedGPU, StepProfile, course_text_loop
 
 GB = 1e9
@@ -43,8 +44,9 @@ def reference_total_norm(seed: int) -> float:
 
 class TotalGradNorm:
     @staticmethod
-    def collect(seed, total_grad_norm):
-        return {"norm": float(total_grad_norm(random_model_with_grads(seed)))}
+    def prepare(seed, folder):
+        model = random_model_with_grads(seed)
+        return {"model": model, "grads": gradients(model)}
 
     @staticmethod
     def judge(seed, observation):
@@ -57,20 +59,6 @@ class TotalGradNorm:
 
 HINT = "the formula is in section 1; check your number against what clip_grad_norm_ returns on the same model"
 register_with_hidden("02_metrics.total_grad_norm", hint=HINT)(TotalGradNorm)
-
-
-class TinyLM(torch.nn.Module):
-    """A model named like the course GPT (so ``gpt_group`` applies), optionally with a tied head."""
-
-    def __init__(self, width: int, tied: bool):
-        super().__init__()
-        self.token_embedding = torch.nn.Embedding(13, width)
-        self.attention = torch.nn.ModuleDict({"query": torch.nn.Linear(width, width)})
-        self.mlp = torch.nn.Sequential(torch.nn.Linear(width, 2 * width), torch.nn.Linear(2 * width, width))
-        self.norm_final = torch.nn.LayerNorm(width)
-        self.head = torch.nn.Linear(width, 13, bias=False)
-        if tied:
-            self.head.weight = self.token_embedding.weight  # one tensor, registered twice
 
 
 def grouped_model(seed: int):
@@ -106,10 +94,9 @@ def reference_group_norms(seed: int) -> dict[str, float]:
 
 class GroupGradNorms:
     @staticmethod
-    def collect(seed, grad_norm_per_group):
+    def prepare(seed, folder):
         model, grouping = grouped_model(seed)
-        norms = grad_norm_per_group(model, grouping)
-        return {str(group): float(norm) for group, norm in dict(norms).items()}
+        return {"model": model, "grads": gradients(model), "grouping": grouping}
 
     @staticmethod
     def judge(seed, observation):
@@ -158,31 +145,15 @@ class ReferenceThroughput:
         return rate
 
 
-def drive_meter(meter_class, seed: int) -> dict:
-    profiles, reads = throughput_run(seed)
-    gpu = SimulatedGPU()
-    meter = meter_class(gpu.clock, gpu.synchronize)
-    readings, syncs_in_add, syncs_per_read = [], 0, []
-    for step, profile in enumerate(profiles):
-        gpu.queue_step(profile)
-        before = gpu.synchronize_calls
-        meter.add(profile.tokens)
-        syncs_in_add += gpu.synchronize_calls - before
-        if step in reads:
-            before = gpu.synchronize_calls
-            readings.append(float(meter.read()))
-            syncs_per_read.append(gpu.synchronize_calls - before)
-    return {"readings": readings, "syncs_in_add": syncs_in_add, "syncs_per_read": syncs_per_read}
-
-
 class WindowThroughputCheck:
     @staticmethod
-    def collect(seed, meter_class):
-        return drive_meter(meter_class, seed)
+    def prepare(seed, folder):
+        profiles, reads = throughput_run(seed)
+        return {"profiles": profiles, "reads": reads}
 
     @staticmethod
     def judge(seed, observation):
-        expected = drive_meter(ReferenceThroughput, seed)["readings"]
+        expected = drive_meter(ReferenceThroughput, *throughput_run(seed))["readings"]
         if observation["syncs_in_add"]:
             raise CheckFailed(f"add() synchronized {observation['syncs_in_add']} times: a sync per step stalls the "
                               "GPU's queue; count tokens on the host and sync only in read()")
@@ -229,26 +200,14 @@ class ReferenceMemory:
         return reading
 
 
-def drive_memory(meter_class, seed: int) -> list[dict]:
-    gpu = SimulatedGPU()
-    meter = meter_class(gpu)
-    readings = []
-    for events in memory_run(seed):
-        for action, nbytes in events:
-            getattr(gpu, action)(nbytes)
-        reading = meter.read()
-        readings.append({key: float(reading[key]) for key in ("gpu_memory_gb", "gpu_memory_reserved_gb")})
-    return readings
-
-
 class MemoryCheck:
     @staticmethod
-    def collect(seed, meter_class):
-        return drive_memory(meter_class, seed)
+    def prepare(seed, folder):
+        return memory_run(seed)
 
     @staticmethod
     def judge(seed, observation):
-        expected = drive_memory(ReferenceMemory, seed)
+        expected = drive_memory(ReferenceMemory, memory_run(seed))
         if len(observation) != len(expected):
             raise CheckFailed(f"{len(observation)} readings for {len(expected)} windows")
         for index, (got, truth) in enumerate(zip(observation, expected)):
@@ -263,9 +222,6 @@ register_with_hidden("02_metrics.memory_meter", hint=HINT)(MemoryCheck)
 
 
 # ------------------------------------------------------------------ why the course text is wrong on a GPU
-DIRECTIONS = ("too_high", "about_right", "too_low")
-CAUSES = ("asynchronous_execution", "none", "clock_resolution", "data_loading")
-FIXES = ("sync_then_time_a_window", "none", "use_time_perf_counter", "call_item_every_step")
 COURSE_TEXT_STEPS = 20
 ABOUT_RIGHT = 0.1  # within 10 % of the truth
 
@@ -298,9 +254,8 @@ def reference_explanation(profile: StepProfile) -> dict:
 
 class CourseTextExplanation:
     @staticmethod
-    def collect(seed, explain_course_text_meter):
-        answers = [dict(explain_course_text_meter(profile)) for profile in course_text_profiles(seed)]
-        return [{key: answer.get(key) for key in ("direction", "ratio", "cause", "fix")} for answer in answers]
+    def prepare(seed, folder):
+        return course_text_profiles(seed)
 
     @staticmethod
     def judge(seed, observations):

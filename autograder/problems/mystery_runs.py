@@ -12,11 +12,10 @@ its causal mask and measures the loss on validation rows it draws from the seed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import random
 import re
-import shutil
-from pathlib import Path
 
 import torch
 
@@ -84,18 +83,9 @@ def logs_per_check(seed: int) -> int:
 
 class Diagnose:
     @staticmethod
-    def collect(seed, diagnose_log):
-        directory = Path.cwd() / "mystery-check"
-        shutil.rmtree(directory, ignore_errors=True)
-        try:
-            answers = []
-            for path in write_mystery_logs(seed, directory, logs_per_check(seed)):
-                answer = diagnose_log(str(path))
-                answers.append({"anomaly": str(answer["anomaly"]), "step": int(answer["step"]),
-                                "fix": str(answer["fix"])})
-            return answers
-        finally:
-            shutil.rmtree(directory, ignore_errors=True)
+    def prepare(seed, folder):
+        return [str(path.relative_to(folder))
+                for path in write_mystery_logs(seed, folder / "logs", logs_per_check(seed))]
 
     @staticmethod
     def judge(seed, observation):
@@ -130,6 +120,7 @@ register_with_hidden("09_mystery_runs.diagnose", hint=DIAGNOSE_HINT)(Diagnose)
 LEAKS = {"causal": False, "no_mask": True, "sees_next_token": True}
 
 
+@functools.lru_cache(maxsize=8)  # the oracle asks for them once per question
 def probe_models(seed: int) -> list[tuple[str, GPT]]:
     """Small random GPTs, some of which can see the future: no mask, or fed the next token as well."""
     rng = random.Random(seed)
@@ -145,21 +136,25 @@ def probe_models(seed: int) -> list[tuple[str, GPT]]:
     return models
 
 
-def logits_function(kind: str, model: GPT):
-    """The model as a function of token ids only (its config stays out of reach)."""
-    @torch.no_grad()
-    def logits_of(input_ids):
-        if kind == "sees_next_token":  # each position also reads the token after it: a leak through the input
-            input_ids = (input_ids + input_ids.roll(-1, dims=1)) % model.config.vocab_size
-        return model(input_ids)["logits"]
-    return logits_of
-
-
 class FutureLeak:
     @staticmethod
-    def collect(seed, leaks_future):
-        return [bool(leaks_future(logits_function(kind, model), model.config.vocab_size, 16))
-                for kind, model in probe_models(seed)]
+    def prepare(seed, folder):
+        return [{"vocab_size": model.config.vocab_size} for _, model in probe_models(seed)]
+
+    @staticmethod
+    def oracle(seed, request):
+        """The logits of model ``request["model"]`` for ``request["ids"]``, computed here: the child never
+        holds the models (a config, a closure or a flag would tell which ones see the future)."""
+        kind, model = probe_models(seed)[int(request["model"])]
+        ids = torch.tensor(request["ids"], dtype=torch.long)
+        if ids.dim() != 2 or not 0 < ids.shape[0] <= 64 or not 0 < ids.shape[1] <= model.config.block_size:
+            raise ValueError(f"ids must be a [batch <= 64, length <= {model.config.block_size}] list of lists")
+        if ids.min() < 0 or ids.max() >= model.config.vocab_size:
+            raise ValueError(f"ids must be in 0..{model.config.vocab_size - 1}")
+        with torch.no_grad():
+            if kind == "sees_next_token":  # each position also reads the token after it: a leak through the input
+                ids = (ids + ids.roll(-1, dims=1)) % model.config.vocab_size
+            return model(ids)["logits"].tolist()
 
     @staticmethod
     def judge(seed, observation):
@@ -204,11 +199,8 @@ def validation_loss(model: GPT, seed: int) -> float:
 
 class FixedTraining:
     @staticmethod
-    def collect(seed, train_fixed):
-        name = f"fixed-weights-{seed}.pt"
-        Path(name).unlink(missing_ok=True)
-        train_fixed(seed, name)
-        return {"file": name}
+    def prepare(seed, folder):
+        return random.Random(seed).randrange(10_000)  # the learner's training seed (the judge's rows are other)
 
     @staticmethod
     def judge(seed, observation):

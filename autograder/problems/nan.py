@@ -20,10 +20,8 @@ from pathlib import Path
 import torch
 
 from autograder.checks import CheckFailed, register_with_hidden
+from autograder.probes.nan import FIXES
 
-# What a diagnosis may answer. Causes are the nan scenario's; fixes are one per cause.
-FIXES = {"lr_spike": "lower_lr_add_warmup", "all_ignored_labels": "drop_unusable_batches",
-         "bad_token_ids": "validate_token_ids", "fp16_no_scaler": "bf16_or_grad_scaler"}
 DIAGNOSED_CAUSES = ("lr_spike", "all_ignored_labels")  # the two that turn a CPU run's loss NaN
 FIXABLE = ("lr", "warmup_steps", "grad_clip", "min_lr_ratio", "weight_decay")
 FIX_STEPS = 30
@@ -79,9 +77,9 @@ def reference_flags(seed: int) -> list[int]:
 
 class DataCheck:
     @staticmethod
-    def collect(seed, is_usable):
+    def prepare(seed, folder):
         batches, vocab_size = hidden_loader(seed)
-        return {"flagged": [index for index, batch in enumerate(batches) if not is_usable(batch, vocab_size)]}
+        return {"batches": batches, "vocab_size": vocab_size}
 
     @staticmethod
     def judge(seed, observation):
@@ -162,13 +160,9 @@ def reference_diagnosis(case: dict) -> dict:
 
 class Diagnosis:
     @staticmethod
-    def collect(seed, diagnose_nan_log):
-        answers = []
-        for index, case in enumerate(nan_cases(seed)):
-            log = write_log(nan_plan(case), Path(f"nan-log-{seed}-{index}"))
-            answer = dict(diagnose_nan_log(str(log)))
-            answers.append({key: answer.get(key) for key in ("label", "cause", "step", "fix")})
-        return answers
+    def prepare(seed, folder):
+        return [str(write_log(nan_plan(case), folder / f"run-{index}").relative_to(folder))
+                for index, case in enumerate(nan_cases(seed))]
 
     @staticmethod
     def judge(seed, observations):
@@ -217,10 +211,8 @@ def train_with_changes(seed: int, changes: dict) -> dict:
 
 class Fix:
     @staticmethod
-    def collect(seed, changes):
-        if not isinstance(changes, dict):
-            raise NotImplementedError  # the blank release leaves FIX = None
-        return {str(key): value for key, value in changes.items()}
+    def prepare(seed, folder):
+        return None  # the learner's answer is a config: nothing to hand them
 
     @staticmethod
     def judge(seed, observation):

@@ -15,10 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 
 from autograder.checks import CheckFailed, register_with_hidden
-from chapters.core.data import LineDataset
 
 ASSIGNMENT = "05_no_shuffle"
 LOGS_PER_CHECK = 6
@@ -113,13 +111,11 @@ def write_loss_log(sub_seed: int, run_dir: Path) -> None:
 
 class EpochPeriodic:
     @staticmethod
-    def collect(seed, is_epoch_periodic):
-        answers = []
-        for index, sub_seed in enumerate(periodic_logs(seed)):
-            run_dir = Path(f"periodic_check_{seed}_{index}")
-            write_loss_log(sub_seed, run_dir)
-            answers.append(bool(is_epoch_periodic(str(run_dir))))
-        return {"answers": answers}
+    def prepare(seed, folder):
+        names = [f"run-{index}" for index in range(LOGS_PER_CHECK)]
+        for name, sub_seed in zip(names, periodic_logs(seed)):
+            write_loss_log(sub_seed, folder / name)
+        return names
 
     @staticmethod
     def judge(seed, observation):
@@ -151,25 +147,11 @@ def loader_case(seed: int) -> tuple[int, int, list[int]]:
     return rows, batch_size, rng.sample(range(10_000), 2)
 
 
-def numbered_dataset(rows: int) -> LineDataset:
-    """Row i is all i's: a batch's first column names the rows it holds."""
-    return LineDataset(torch.arange(rows).unsqueeze(1).repeat(1, 4))
-
-
 class ShuffledLoader:
     @staticmethod
-    def collect(seed, shuffled_loader):
+    def prepare(seed, folder):
         rows, batch_size, loader_seeds = loader_case(seed)
-        dataset = numbered_dataset(rows)
-
-        def order(loader_seed, epoch):
-            batches = [batch["input_ids"][:, 0].tolist() for batch in shuffled_loader(dataset, batch_size,
-                                                                                      loader_seed, epoch)]
-            return batches
-
-        runs = {f"{s}/{e}": order(s, e) for s in loader_seeds for e in (0, 1, 2)}
-        runs["again"] = order(loader_seeds[0], 1)
-        return runs
+        return {"rows": rows, "batch_size": batch_size, "loader_seeds": loader_seeds}
 
     @staticmethod
     def judge(seed, observation):
@@ -236,21 +218,17 @@ def comparison(pair: dict) -> dict:
 
 class CompareVal:
     @staticmethod
-    def collect(seed, compare_val):
-        answers = []
+    def prepare(seed, folder):
+        pairs = []  # each pair's two logs: folder/pair-<i>/broken, folder/pair-<i>/fixed
         for index, pair in enumerate(run_pairs(seed)):
-            directories = {}
             for name, evaluations in pair.items():
-                directories[name] = Path(f"compare_check_{seed}_{index}_{name}")
                 records = []
                 for step, val in evaluations:  # a train record before each evaluation, as the trainer writes them
                     records.append({"step": step, "epoch": 0, "train_loss": val * 0.9})
                     records.append({"step": step, "epoch": 0, "val_loss": val})
-                write_log(directories[name], 10, records)
-            answer = compare_val(str(directories["broken"]), str(directories["fixed"]))
-            answers.append({"step": int(answer["step"]), "broken": float(answer["broken"]),
-                            "fixed": float(answer["fixed"]), "better": str(answer["better"])})
-        return answers
+                write_log(folder / f"pair-{index}" / name, 10, records)
+            pairs.append({"broken": f"pair-{index}/broken", "fixed": f"pair-{index}/fixed"})
+        return pairs
 
     @staticmethod
     def judge(seed, observations):

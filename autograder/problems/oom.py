@@ -77,9 +77,8 @@ def expected(run: dict) -> int:
 
 class PeakEstimate:
     @staticmethod
-    def collect(seed, estimate_peak_bytes):
-        return [float(estimate_peak_bytes(run["config"], run["batch_size"], run["seq_len"],
-                                          run["grad_checkpointing"])) for run in runs_for(seed)]
+    def prepare(seed, folder):
+        return runs_for(seed)
 
     @staticmethod
     def judge(seed, observation):
@@ -122,9 +121,9 @@ def cap_and_runs(seed: int) -> tuple[int, list[dict]]:
 
 class PredictFits:
     @staticmethod
-    def collect(seed, predict_fits):
+    def prepare(seed, folder):
         cap, runs = cap_and_runs(seed)
-        return [bool(answer) for answer in predict_fits(runs, cap)]
+        return {"runs": runs, "cap": cap}
 
     @staticmethod
     def judge(seed, observation):
@@ -172,11 +171,9 @@ def best_fix(effective: int, cap: int) -> dict:
 
 class FixOOM:
     @staticmethod
-    def collect(seed, choose_fix):
+    def prepare(seed, folder):
         effective, cap = fix_problem(seed)
-        answer = choose_fix(effective, cap)
-        return {"batch_size": int(answer["batch_size"]), "grad_accum_steps": int(answer["grad_accum_steps"]),
-                "grad_checkpointing": bool(answer["grad_checkpointing"])}
+        return {"effective_batch": effective, "cap": cap}
 
     @staticmethod
     def judge(seed, observation):

@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
-from pathlib import Path
-from types import SimpleNamespace
-
-import torch
 
 from autograder.checks import CheckFailed, register_with_hidden
+from autograder.probes.overfitting import drive
 from chapters.core.early_stopping import EarlyStopping
 from chapters.generalisation import Regularisation, measure_gap, train_regularised
 
@@ -49,32 +45,10 @@ def stopping_cases(seed: int) -> list[dict]:
     return cases
 
 
-def drive(stopper, losses: list[float]) -> dict:
-    """Feed ``losses`` to an early-stopping callback the way the Trainer does, with weights that say which
-    evaluation they come from (all equal to its index, changed in place as an optimizer would)."""
-    model = torch.nn.Linear(1, 1, bias=False)
-    trainer = SimpleNamespace(model=model, should_stop=False)
-    stopped_at = None
-    for index, loss in enumerate(losses):
-        with torch.no_grad():
-            model.weight.fill_(index)
-        stopper.on_eval_end(trainer, {"step": 10 * (index + 1), "val_loss": loss})
-        if trainer.should_stop:
-            stopped_at = index
-            break
-    stopper.on_run_end(trainer, "stopped" if stopped_at is not None else "completed")
-    return {"stopped_at": stopped_at, "weights_from": int(model.weight.item())}
-
-
 class EarlyStoppingCheck:
     @staticmethod
-    def collect(seed, early_stopping_class):
-        results = []
-        for case in stopping_cases(seed):
-            stopper = early_stopping_class(patience=case["patience"], min_delta=case["min_delta"],
-                                           restore_best=case["restore_best"])
-            results.append(drive(stopper, case["losses"]))
-        return {"results": results}
+    def prepare(seed, folder):
+        return stopping_cases(seed)
 
     @staticmethod
     def judge(seed, observation):
@@ -138,12 +112,11 @@ def expected_overfitting_diagnosis(seed: int) -> dict:
 
 class OverfittingDiagnosis:
     @staticmethod
-    def collect(seed, diagnose_overfitting):
-        answers = []
+    def prepare(seed, folder):
+        run_dirs = []
         for index, curve_seed in enumerate(curve_seeds(seed)):
             _, steps, train, val = curves(curve_seed)
-            run_dir = Path(f"overfitting_check_{seed}_{index}")
-            shutil.rmtree(run_dir, ignore_errors=True)
+            run_dir = folder / f"run-{index}"
             run_dir.mkdir()
             lines = [{"event": "run_start", "timestamp": 0.0, "step": 0}]
             for step, train_loss, val_loss in zip(steps, train, val):
@@ -151,10 +124,8 @@ class OverfittingDiagnosis:
                           {"step": step, "epoch": 0, "val_loss": val_loss}]
             lines.append({"event": "run_end", "timestamp": 0.0, "step": steps[-1], "status": "completed"})
             (run_dir / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-            answer = diagnose_overfitting(str(run_dir))
-            step = answer["evidence_step"]
-            answers.append({"label": str(answer["label"]), "evidence_step": None if step is None else int(step)})
-        return answers
+            run_dirs.append(run_dir.name)
+        return run_dirs
 
     @staticmethod
     def judge(seed, observations):
@@ -184,10 +155,8 @@ def judge_seed(seed: int) -> int:
 
 class RegularisationCheck:
     @staticmethod
-    def collect(seed, regularisation):
-        if regularisation is None:  # the answer cell stopped before defining it
-            raise NotImplementedError
-        return {"choice": dict(regularisation)}
+    def prepare(seed, folder):
+        return None  # the learner's answer is a choice: the judge trains it
 
     @staticmethod
     def judge(seed, observation):

@@ -24,13 +24,22 @@ def sha256_hex(data: bytes) -> str:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` all or nothing. If the write fails -- a full disk, Ctrl-C -- the temporary
+    file is removed before the error goes on: a half-written file helps nobody, and on a full disk it holds
+    exactly the space the rest of the run needs (to write its last log line, say)."""
     path = Path(path)
     temporary = path.with_name(f"{TEMP_PREFIX}{os.getpid()}-{path.name}")
-    with open(temporary, "wb") as file:
-        file.write(data)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(temporary, path)
+    try:
+        with open(temporary, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException as err:
+        temporary.unlink(missing_ok=True)
+        if isinstance(err, OSError) and err.filename is None:
+            err.filename = str(path)  # a failed write() does not say which file; the user needs to know
+        raise
     fsync_directory(path.parent)
 
 

@@ -6,9 +6,12 @@ Order of operations on every save, chosen so that a kill at *any* moment leaves 
 2. write the index that names it, atomically (a kill before this leaves an orphan file the index ignores);
 3. only then delete the files the index no longer names (a kill here leaves orphans, never a dangling name).
 
-Debris and orphans are removed when the next run starts. Pair ``save_every`` with the metric: a checkpoint
-is ranked when a record for *its* step carries the metric, so with ``val_loss`` make ``save_every`` a multiple
-of ``eval_every`` (checkpoints in between are kept only while they are the latest).
+Debris and orphans are removed when the next run starts -- orphans only when a complete, valid
+``index.json`` says what is kept: without one, no file can be called an orphan, and none is deleted.
+
+Pair ``save_every`` with the metric: a checkpoint is ranked when a record for *its* step carries the metric,
+so with ``val_loss`` make ``save_every`` a multiple of ``eval_every`` (checkpoints in between are kept only
+while they are the newest ``keep_last``).
 """
 
 from __future__ import annotations
@@ -28,19 +31,21 @@ from chapters.core.callbacks import Callback
 
 class Checkpointer(Callback):
     def __init__(self, directory: str | Path, save_every: int, top_k: int = 3, metric: str = "val_loss",
-                 mode: str = "min"):
+                 mode: str = "min", keep_last: int = 2):
         if not isinstance(save_every, int) or save_every < 1:
             raise ValueError(f"save_every must be a positive integer, got {save_every!r}")
         self.directory = Path(directory)
         self.save_every = save_every
-        self.keeper = TopKKeeper(top_k, metric, mode)
+        # keep_last=2: the previous checkpoint stays until the next one is on disk and checked, so one
+        # damaged file never leaves the directory without a good checkpoint.
+        self.keeper = TopKKeeper(top_k, metric, mode, keep_last)
         self._last_metric: tuple[int, float] | None = None  # (step, value) of the newest record with the metric
 
     # ----------------------------------------------------------------------------------------- hooks
     def on_run_start(self, trainer):
         self.directory.mkdir(parents=True, exist_ok=True)
         self.keeper.load(self.directory)
-        if self.keeper.entries and trainer.step == 0:
+        if trainer.step == 0 and (self.keeper.entries or any(self.directory.glob("*.pt"))):
             raise CheckpointError(f"{self.directory} already holds checkpoints of another run; resume from "
                                   f"them or use an empty directory")
         # After a fallback resume, later files are another timeline; a smaller top_k than before prunes now.
@@ -73,9 +78,12 @@ class Checkpointer(Callback):
 
     def write(self, step: int, data: bytes) -> Path:
         """Store ``data`` as the checkpoint of ``step`` (steps 1-3 of the module docstring)."""
-        self.keeper.add(step, sha256_hex(data), len(data))
+        digest = sha256_hex(data)
+        self.keeper.add(step, digest, len(data))
         path = self.directory / self.keeper.entries[step].file
         atomic_write_bytes(path, data)
+        if sha256_hex(path.read_bytes()) != digest:  # read back: a short or failed write is caught now
+            raise CheckpointError(f"{path}: the bytes on disk differ from the ones written")
         self._commit(self.keeper.prune())
         return path
 
@@ -99,8 +107,10 @@ class Checkpointer(Callback):
             fsync_directory(self.directory)
 
     def _remove_orphans(self) -> None:
-        """Files a killed run wrote or failed to delete: the index is the truth."""
+        """Files a killed run wrote or failed to delete: the index is the truth -- when there is one."""
         remove_debris(self.directory)
+        if not self.keeper.trusted_index:
+            return
         named = {entry.file for entry in self.keeper.entries.values()} | {INDEX_NAME}
         for path in self.directory.glob("step-*.pt"):
             if path.name not in named:

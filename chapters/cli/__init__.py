@@ -2,12 +2,21 @@
 
 Adding a verb is one module with ``add_parser(subparsers)`` and ``run(args) -> int``, plus one line in
 ``VERBS``. Errors in what the user typed end in one line on stderr and exit code 2 -- never a traceback.
+
+:func:`main` is the one place that turns the errors a user can cause into that line: a ``UsageError``
+(exit 2); a file the system refuses -- missing, a directory, no permission (exit 2), a full disk (exit 1,
+naming the filesystem); Ctrl-C or a scheduler's SIGTERM (exit 130 / 143). Anything else is a bug in the
+course and keeps its traceback: hiding it would hide the bug.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
+import warnings
+from pathlib import Path
 
 import chapters
 from chapters.cli import (check, ckpt, course, diagnose, estimate_memory, grade, plot, replay, reproduce, sanity,
@@ -16,6 +25,11 @@ from chapters.cli import (check, ckpt, course, diagnose, estimate_memory, grade,
 VERBS = [train, reproduce, replay, diagnose, plot, ckpt, sanity, estimate_memory, check, grade, course]
 
 USAGE_ERROR = 2
+FAILED = 1
+# OS errors that mean "the path the user gave cannot be used" (input), not "the machine failed".
+INPUT_ERRNOS = {errno.ENOENT, errno.EACCES, errno.EPERM, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG,
+                errno.ELOOP, errno.EROFS, errno.ENXIO}
+FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}  # no room: the disk, a quota, a file-size limit
 
 
 class UsageError(Exception):
@@ -40,16 +54,63 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from chapters.core import interrupts
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.verb is None:
         parser.print_help()
         return USAGE_ERROR
     try:
-        return args.run(args)
+        with interrupts.stop_on_sigterm(), one_line_warnings(args.verb):
+            return args.run(args)
     except UsageError as err:
         sys.stderr.write(f"clinic {args.verb}: error: {err}\n")
         return USAGE_ERROR
-    except KeyboardInterrupt:
-        sys.stderr.write(f"clinic {args.verb}: interrupted\n")
-        return 130
+    except KeyboardInterrupt as err:
+        signal_name = "SIGTERM" if isinstance(err, interrupts.Terminated) else "Ctrl-C"
+        sys.stderr.write(f"clinic {args.verb}: interrupted ({signal_name})\n")
+        return interrupts.exit_code(err)
+    except OSError as err:
+        if err.errno not in INPUT_ERRNOS | FULL_ERRNOS:
+            raise  # not something the user can fix by changing what they typed: keep the traceback
+        sys.stderr.write(f"clinic {args.verb}: error: {describe_os_error(err)}\n")
+        return FAILED if err.errno in FULL_ERRNOS else USAGE_ERROR
+
+
+def describe_os_error(err: OSError) -> str:
+    """``no space left on device writing runs/x/step-00000030.pt (filesystem mounted at /)``"""
+    reason = os.strerror(err.errno).lower() if err.errno else str(err)
+    if err.filename is None:
+        return reason
+    if err.errno not in FULL_ERRNOS:
+        return f"{err.filename}: {reason}"
+    return f"{reason} writing {err.filename} (filesystem mounted at {mount_point(err.filename)})"
+
+
+def mount_point(path) -> Path:
+    """The mount point holding ``path``: the device that is full."""
+    path = Path(os.path.abspath(path))
+    while not os.path.ismount(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
+class one_line_warnings(warnings.catch_warnings):
+    """Python prints a warning as two lines (``file:line: UserWarning: ...`` and the source line); a user
+    of the command needs one, ``clinic VERB: warning: ...``, and once (a file read three times by three
+    steps of a command has the same problem each time)."""
+
+    def __init__(self, verb: str):
+        super().__init__()
+        self.verb = verb
+        self.shown: set[str] = set()
+
+    def __enter__(self):
+        super().__enter__()
+        warnings.showwarning = self.show
+
+    def show(self, message, *rest, **keywords) -> None:
+        if str(message) not in self.shown:
+            self.shown.add(str(message))
+            sys.stderr.write(f"clinic {self.verb}: warning: {message}\n")

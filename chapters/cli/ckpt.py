@@ -7,6 +7,7 @@ from pathlib import Path
 
 from chapters.checkpoints.keeper import CheckpointIndexError, TopKKeeper, read_index
 from chapters.checkpoints.verify import CheckpointError, candidates, search, verify_file
+from chapters.cli.args import path_text
 
 
 def add_parser(verbs) -> None:
@@ -15,7 +16,7 @@ def add_parser(verbs) -> None:
     for name, help_text in (("list", "table of checkpoints: step, metric, rank, size, verified"),
                             ("verify", "exit 0 and name the newest checkpoint that passes every check, 1 if none")):
         action = actions.add_parser(name, help=help_text)
-        action.add_argument("directory", metavar="D", help="checkpoint directory (the --ckpt-dir of clinic train)")
+        action.add_argument("directory", metavar="D", type=path_text, help="checkpoint directory (the --ckpt-dir of clinic train)")
     parser.set_defaults(run=run)
 
 

@@ -6,12 +6,12 @@ import json
 import sys
 from pathlib import Path
 
-from chapters.cli.args import positive_float
+from chapters.cli.args import path_text, positive_float
 
 
 def add_parser(verbs) -> None:
     parser = verbs.add_parser("diagnose", help="diagnose a run from its metrics.jsonl (or a run directory)")
-    parser.add_argument("path", metavar="PATH", help="a metrics.jsonl or a run directory holding one")
+    parser.add_argument("path", metavar="PATH", type=path_text, help="a metrics.jsonl or a run directory holding one")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of the report")
     parser.add_argument("--follow", action="store_true",
                         help="watch a growing log and print findings as they appear (ends at run_end)")
@@ -30,7 +30,8 @@ def run(args) -> int:
         from chapters.doctor.live import follow
 
         path = Path(args.path)
-        if path.is_dir() or not path.suffix:
+        # A directory holds the log; so will a path that does not exist yet and has no file suffix.
+        if path.is_dir() or (not path.exists() and not path.suffix):
             path = path / LOG_NAME
         if path.exists() and not path.is_file():
             raise UsageError(f"{path} is not a file")
@@ -42,7 +43,10 @@ def run(args) -> int:
                 else:
                     print(format_finding(diagnosis.findings.index(finding) + 1, finding), flush=True)
 
-        follow(path, show, idle_timeout=args.idle_timeout)
+        try:
+            follow(path, show, idle_timeout=args.idle_timeout)
+        except MetricsLogError as err:
+            raise UsageError(err) from None
         return 0
     try:
         diagnosis = diagnose(args.path)

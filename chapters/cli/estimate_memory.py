@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from chapters.cli.args import positive_float, positive_int
+from chapters.cli.args import float_within, positive_int
 from chapters.core import corpus
 from chapters.core.devices import DeviceError, resolve_device
 from chapters.core.model import GPT, PRESETS
@@ -13,6 +13,7 @@ from chapters.core.run import DEFAULT_SEQ_LEN, PRESET_TRAINING
 from chapters.memory.estimator import DTYPES, estimate_memory, largest_batch_within
 
 VOCAB_SIZE = len(corpus.ALPHABET)  # the course corpus's character vocabulary
+MAX_BUDGET_GB = 1e6  # a petabyte: far beyond any machine, small enough to count in bytes
 
 
 def add_parser(verbs) -> None:
@@ -27,7 +28,8 @@ def add_parser(verbs) -> None:
     parser.add_argument("--json", action="store_true", help='print {"total_bytes": N, "components": {...}}')
     parser.add_argument("--measure", action="store_true", help="also run one real step and report the error")
     parser.add_argument("--device", default="auto", help="where --measure runs: auto, cpu, cuda, cuda:N")
-    parser.add_argument("--budget", type=positive_float, metavar="GB", help="print the largest batch size that fits")
+    parser.add_argument("--budget", type=float_within(0, MAX_BUDGET_GB, f"a number of GB, above 0 and at most {MAX_BUDGET_GB:g}"),
+                        metavar="GB", help="print the largest batch size that fits")
     parser.set_defaults(run=run)
 
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from chapters.cli.args import path_text
+
 
 def add_parser(verbs) -> None:
     parser = verbs.add_parser("plot", help="draw a run's metrics as one PNG")
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (or a metrics.jsonl file)")
-    parser.add_argument("-o", "--output", metavar="PNG", help="output file (default: RUN_DIR/plot.png)")
+    parser.add_argument("run_dir", metavar="RUN_DIR", type=path_text, help="a run directory (or a metrics.jsonl file)")
+    parser.add_argument("-o", "--output", metavar="PNG",
+                        help="output file (.png, .pdf, .svg ...) or an existing directory (default: RUN_DIR/plot.png)")
     parser.set_defaults(run=run)
 
 
@@ -20,15 +23,39 @@ def run(args) -> int:
 
     try:
         log_path = find_log(args.run_dir)
+        output = output_path(args.output, log_path)
         problems = read_metrics_log(log_path).problems
     except MetricsLogError as err:
         raise UsageError(err) from None
     for problem in problems:  # plotted without them; say which lines were skipped
         sys.stderr.write(f"clinic plot: warning: {log_path}: {problem} (skipped)\n")
-    output = Path(args.output) if args.output else log_path.parent / "plot.png"
     try:
         plot_run(log_path, output)
     except OSError as err:
         raise UsageError(f"cannot write {output}: {err.strerror}") from None
     print(f"wrote {output}")
     return 0
+
+
+def output_path(requested: str | None, log_path: Path) -> Path:
+    """Where the figure goes: ``-o`` as given, ``DIR/plot.png`` for a directory, ``plot.png`` beside the log
+    by default. Refused (exit 2): a format matplotlib cannot write, and the log itself."""
+    from matplotlib.figure import Figure
+
+    from chapters.cli import UsageError
+
+    if requested is None:
+        return log_path.parent / "plot.png"
+    if not requested.strip():
+        raise UsageError("-o: an empty path is not allowed")
+    output = Path(requested)
+    if output.is_dir() or requested.endswith(("/", "\\")):
+        output = output / "plot.png"
+    formats = Figure().canvas.get_supported_filetypes()
+    extension = output.suffix.lower().lstrip(".")
+    if extension not in formats:
+        raise UsageError(f"-o {requested}: unsupported file type {output.suffix or '(none)'!r} "
+                         f"(accepted: {', '.join('.' + name for name in sorted(formats))})")
+    if output.exists() and output.resolve() == log_path.resolve():
+        raise UsageError(f"-o {requested} is the log being plotted; name an image file")
+    return output

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from chapters.cli.args import path_text
+
 
 def add_parser(verbs) -> None:
     parser = verbs.add_parser("replay", help="replay a run's first NaN step and find the first non-finite tensor")
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory holding nan_forensics.pt")
+    parser.add_argument("run_dir", metavar="RUN_DIR", type=path_text, help="a run directory holding nan_forensics.pt")
     parser.set_defaults(run=run)
 
 

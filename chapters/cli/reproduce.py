@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from chapters.cli.args import non_negative_int, writable_dir
+from chapters.cli.args import seed, writable_dir
 
 
 def add_parser(verbs) -> None:
@@ -21,7 +21,7 @@ def add_parser(verbs) -> None:
     parser.add_argument("--cause", help="nan only: lr_spike, all_ignored_labels, bad_token_ids, fp16_no_scaler, or all")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
     parser.add_argument("--out", type=writable_dir, default=Path("runs/reproduce"), help="output directory")
-    parser.add_argument("--seed", type=non_negative_int, default=0)
+    parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     parser.set_defaults(run=run)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chapters.cli.args import non_negative_int
+from chapters.cli.args import seed
 from chapters.core.data import make_loader, markov_corpus
 from chapters.core.devices import seed_everything
 from chapters.core.model import PRESETS
@@ -15,7 +15,7 @@ OVERFIT_BATCH = 4  # a handful of examples: a correct model memorises them in te
 def add_parser(verbs) -> None:
     parser = verbs.add_parser("sanity", help="data, init-loss, causal-leakage and overfit-one-batch checks")
     parser.add_argument("--preset", default="tiny", choices=list(PRESETS), help="model size (default: tiny)")
-    parser.add_argument("--seed", type=non_negative_int, default=0)
+    parser.add_argument("--seed", type=seed, default=0)
     parser.set_defaults(run=run)
 
 

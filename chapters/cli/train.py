@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import sys
+from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from chapters.checkpoints.checkpointer import Checkpointer, resume
 from chapters.checkpoints.keeper import CheckpointIndexError, read_index
 from chapters.checkpoints.verify import CheckpointError
-from chapters.cli.args import doctor_labels, log_levels, non_negative_int, positive_float, positive_int, writable_dir
-from chapters.core import distributed
+from chapters.cli.args import (doctor_labels, float_within, log_levels, non_negative_int, positive_float, positive_int,
+                               seed, writable_dir)
+from chapters.core import distributed, interrupts
 from chapters.core.callbacks import History
 from chapters.core.data import DataError, markov_corpus, text_corpus
 from chapters.core.devices import DeviceError, course_cpu_threads, resolve_device
@@ -21,6 +26,10 @@ from chapters.core.trainer import PRECISIONS
 from chapters.logging_levels.level0_print import PrintLogger
 from chapters.monitoring import DEFAULT_LEVELS, monitoring_callbacks
 
+LOCK_NAME = ".clinic-train.lock"  # held by the run writing to a directory, for the run's whole life
+RUN_FILES = ("metrics.jsonl", "config.json", "summary.json", "train.log", "tensorboard")  # a run was here
+MAX_DIST_TIMEOUT_S = 86_400.0  # a collective that waits a day for another rank is not waiting, it is lost
+
 
 def add_parser(verbs) -> None:
     parser = verbs.add_parser("train", help="train a model and report its loss against the loss floor")
@@ -30,7 +39,7 @@ def add_parser(verbs) -> None:
     parser.add_argument("--grad-accum", type=positive_int, default=1, help="micro-batches per optimizer step")
     parser.add_argument("--lr", type=positive_float, help="peak learning rate (preset default)")
     parser.add_argument("--warmup-steps", type=non_negative_int, help="linear warmup steps (default 30)")
-    parser.add_argument("--seed", type=non_negative_int, default=0)
+    parser.add_argument("--seed", type=seed, default=0, help="0 to 2^63-1 (default 0)")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
     parser.add_argument("--precision", default="auto", choices=PRECISIONS)
     parser.add_argument("--eval-every", type=positive_int, help="steps between evaluations (default 100)")
@@ -38,7 +47,8 @@ def add_parser(verbs) -> None:
     parser.add_argument("--no-shuffle", action="store_true", help="serve training data in file order")
     parser.add_argument("--text", metavar="FILE", help="train on a plain-text file instead of the Markov corpus")
     parser.add_argument("--text-sha256", metavar="HEX", help="expected sha256 of --text (checked before use)")
-    parser.add_argument("--out", type=writable_dir, help="run directory (default: runs/<preset>)")
+    parser.add_argument("--out", type=writable_dir,
+                        help="run directory (default: runs/<preset>, or runs/<preset>-2, -3... when that holds a run)")
     parser.add_argument("--log-level", type=log_levels, default=DEFAULT_LEVELS, metavar="L[,L]",
                         help="0 print, 1 logging, 2 TensorBoard, 3 metrics.jsonl; combine as 2,3 (default: 3)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (and no Level 1 console lines)")
@@ -47,10 +57,13 @@ def add_parser(verbs) -> None:
     parser.add_argument("--ckpt-dir", type=writable_dir, help="save checkpoints here (top-K by val_loss + latest)")
     parser.add_argument("--save-every", type=positive_int, help="steps between checkpoints (default: --eval-every)")
     parser.add_argument("--top-k", type=non_negative_int, default=3, help="best checkpoints to keep (default 3)")
+    parser.add_argument("--keep-last", type=positive_int, default=2,
+                        help="newest checkpoints to keep besides the top-K (default 2: one damaged file is survivable)")
     parser.add_argument("--resume", action="store_true", help="continue from the newest good checkpoint in --ckpt-dir")
     parser.add_argument("--log-all-ranks", action="store_true",
                         help="under torchrun, every rank prints its records (Level 0): the multi-process mess, on purpose")
-    parser.add_argument("--dist-timeout", type=positive_float, default=distributed.DEFAULT_TIMEOUT_S, metavar="SECONDS",
+    parser.add_argument("--dist-timeout", type=float_within(0, MAX_DIST_TIMEOUT_S, "seconds, above 0 and at most 86400"),
+                        default=distributed.DEFAULT_TIMEOUT_S, metavar="SECONDS",
                         help="under torchrun, fail a collective that waits longer than this for another rank (default 120)")
     parser.set_defaults(run=run)
 
@@ -79,6 +92,9 @@ def run(args) -> int:
     except Exception as err:
         if not ranks.distributed:
             raise
+        if interrupts.received():  # SIGTERM from torchrun broke a collective: an interruption, not a crash
+            print(f"clinic train: rank {ranks.rank}: interrupted", file=sys.stderr)
+            return 128 + interrupts.received()
         # A rank that crashed or froze surfaces here as a failed collective; say so instead of a traceback.
         print(f"clinic train: rank {ranks.rank}: {distributed.describe_failure(err, args.dist_timeout)}",
               file=sys.stderr)
@@ -99,7 +115,20 @@ def train(args, corpus, ranks: distributed.Ranks) -> int:
     if config.batch_size * ranks.world_size > len(corpus.train):
         processes = f" x {ranks.world_size} processes" if ranks.distributed else ""
         raise UsageError(f"--batch-size {config.batch_size}{processes} exceeds the {len(corpus.train)} training examples")
-    out = args.out or writable_dir(f"runs/{args.preset}")
+    out = args.out or default_out(args)
+    if args.out is None and out.name != args.preset and ranks.is_main:
+        print(f"writing to {out} (runs/{args.preset} holds an earlier run)")
+    with contextlib.ExitStack() as locks:
+        if ranks.is_main:  # rank 0 is the one writer; the other ranks write nothing
+            for directory in dict.fromkeys(d.resolve() for d in (out, args.ckpt_dir) if d):
+                locks.enter_context(exclusive(directory))
+            if not args.resume:
+                refuse_earlier_run(out)
+        return train_locked(args, corpus, ranks, config, out)
+
+
+def train_locked(args, corpus, ranks: distributed.Ranks, config, out: Path) -> int:
+    from chapters.cli import UsageError
 
     history = History()
     # Level 0 prints, which would break the progress bar.
@@ -145,16 +174,58 @@ def train(args, corpus, ranks: distributed.Ranks) -> int:
 
 
 def checkpointer(args, config):
-    """The Checkpointer for ``--ckpt-dir``; refuses to mix a fresh run into another run's checkpoints."""
+    """The Checkpointer for ``--ckpt-dir``; refuses to mix a fresh run into another run's checkpoints --
+    listed in the index or not: a ``.pt`` file the index does not name would be deleted as an orphan."""
     from chapters.cli import UsageError
 
     try:
         index = read_index(args.ckpt_dir)
     except CheckpointIndexError as err:
         raise UsageError(err) from None
-    if index and index["checkpoints"] and not args.resume:
-        raise UsageError(f"{args.ckpt_dir} already holds checkpoints; pass --resume or choose an empty directory")
-    return Checkpointer(args.ckpt_dir, args.save_every or config.eval_every, args.top_k)
+    held = sorted({*(e["file"] for e in (index["checkpoints"] if index else [])),
+                   *(p.name for p in args.ckpt_dir.glob("*.pt"))})
+    if held and not args.resume:
+        shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+        raise UsageError(f"{args.ckpt_dir} already holds checkpoints ({shown}); use --resume or another directory")
+    return Checkpointer(args.ckpt_dir, args.save_every or config.eval_every, args.top_k, keep_last=args.keep_last)
+
+
+def default_out(args) -> Path:
+    """``runs/<preset>``; for a fresh run, the first of ``runs/<preset>-2``, ``-3``... that holds no run yet,
+    so running the same command twice never overwrites the first run (``--resume`` continues the first)."""
+    candidates = [Path(f"runs/{args.preset}")]
+    if not args.resume:
+        number = 2
+        while any((candidates[-1] / name).exists() for name in RUN_FILES):
+            candidates.append(Path(f"runs/{args.preset}-{number}"))
+            number += 1
+    return writable_dir(str(candidates[-1]))
+
+
+def refuse_earlier_run(out: Path) -> None:
+    """A fresh run must not append to another run's log or overwrite its config and summary."""
+    from chapters.cli import UsageError
+
+    found = [name for name in RUN_FILES if (out / name).exists()]
+    if found:
+        raise UsageError(f"--out {out} already holds a run ({', '.join(found)}); pass --resume to continue it "
+                         f"or choose another --out")
+
+
+@contextlib.contextmanager
+def exclusive(directory: Path):
+    """Hold ``directory/.clinic-train.lock`` for the run's life: a second ``clinic train`` on the same folder
+    refuses instead of interleaving its log and checkpoints with ours. The operating system releases the
+    lock when this process ends -- however it ends, SIGKILL included -- so a lock file left behind by a
+    killed run is not held by anyone and the next run simply takes it."""
+    from chapters.cli import UsageError
+
+    try:
+        with FileLock(directory / LOCK_NAME, timeout=0):
+            yield
+    except Timeout:
+        raise UsageError(f"{directory} is in use by another clinic train (it holds {directory / LOCK_NAME}); "
+                         "wait for it to finish or choose another directory") from None
 
 
 def format_summary(summary: dict) -> str:

@@ -112,11 +112,14 @@ def make_loader(dataset: LineDataset, batch_size: int, shuffle: bool, seed: int,
     if batch_size * world_size > len(dataset):
         processes = f" x {world_size} processes" if world_size > 1 else ""
         raise DataError(f"batch size {batch_size}{processes} is larger than the dataset ({len(dataset)} examples)")
+    # Spread neighbouring seeds apart; wrap into torch's 63-bit seed range (changes nothing for seeds up
+    # to ~10^13, and keeps any larger seed, up to 2^63-1, from overflowing).
+    base_seed = seed * 100_003 % 2**63
     if world_size > 1:
-        order = DistributedSampler(dataset, world_size, rank, shuffle, seed=seed * 100_003, drop_last=True)
+        order = DistributedSampler(dataset, world_size, rank, shuffle, seed=base_seed, drop_last=True)
         order.set_epoch(epoch)  # without it every epoch repeats the first epoch's order
     elif shuffle:
-        generator = torch.Generator().manual_seed(seed * 100_003 + epoch)
+        generator = torch.Generator().manual_seed((base_seed + epoch) % 2**63)
         order = RandomSampler(dataset, generator=generator)
     else:
         order = SequentialSampler(dataset)
@@ -181,7 +184,9 @@ def text_corpus(path: str | Path, seq_len: int, sha256: str | None = None, val_f
     text is the validation split: contiguous, so no window straddles the two splits.
     """
     path = Path(path)
-    if not path.is_file():
+    if path.is_dir():
+        raise DataError(f"text corpus {path} is a directory, not a text file")
+    if not path.exists():
         raise DataError(f"text corpus {path} not found: download it first (see datasets/README.md)")
     if sha256 is not None and sha256_of(path) != sha256.lower():
         raise DataError(f"text corpus {path} has sha256 {sha256_of(path)}, expected {sha256.lower()}: "
@@ -190,6 +195,8 @@ def text_corpus(path: str | Path, seq_len: int, sha256: str | None = None, val_f
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         raise DataError(f"text corpus {path} is not UTF-8 text (byte {err.start})") from None
+    except OSError as err:
+        raise DataError(f"text corpus {path} cannot be read ({err.strerror})") from None
     tokenizer = CharTokenizer("".join(sorted(set(text))))
     window = seq_len + 1
     split_at = int(len(text) * (1 - val_fraction))

@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from chapters.core import distributed
+from chapters.core import distributed, interrupts
 from chapters.core.callbacks import Callback, FrozenRecord, MetricRecord
 from chapters.core.data import Corpus, make_loader
 from chapters.core.devices import is_out_of_memory, resolve_device, resolve_precision, use_course_cpu_threads
@@ -173,12 +173,17 @@ class Trainer:
                     self.should_stop = distributed.any_rank(self.should_stop, self.ranks, self.device)
                 self._emit("on_step_complete")
             status = "stopped" if self.should_stop else "completed"
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM from a scheduler (see chapters.core.interrupts)
+            status = "interrupted"
+            raise
         except Exception as err:
             # Record what went wrong so the loggers' run_end can say it, then let it propagate.
             self.error = f"{type(err).__name__}: {err}"
             status = "oom" if is_out_of_memory(err) else "failed"
             if status == "oom":
                 self.emit_event("oom", message=str(err))
+            if interrupts.received():  # under torchrun the signal can surface as a broken collective
+                status = "interrupted"
             raise
         finally:
             self._emit("on_run_end", status)

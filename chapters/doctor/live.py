@@ -64,16 +64,19 @@ def follow(path: Path, on_findings, poll_seconds: float = 0.2, idle_timeout: flo
     """Watch a growing log; call ``on_findings(diagnosis, new_findings)`` when new labels appear.
 
     Polls the file's size and modification time every ``poll_seconds`` (well inside the promised second)
-    and re-diagnoses when they change. Ends when the run writes its ``run_end`` event, or after
-    ``idle_timeout`` seconds without change (None: never). Returns the number of polls made.
+    and re-diagnoses when they change. Ends when the run writes a ``run_end`` event -- one that was not in
+    the log when we started: a resumed run appends a new segment after the old segment's ``run_end``, and
+    that is the segment being watched -- or after ``idle_timeout`` seconds without change (None: never).
+    Returns the number of polls made. A file that is not text (``NotTextError``) is refused at once.
     """
     from chapters.doctor.loader import load_run
-    from chapters.logging_levels.level3_jsonl import MetricsLogError
+    from chapters.logging_levels.level3_jsonl import MetricsLogError, NotTextError
 
     seen: set[str] = set()
     last_signature = None
     last_change = time.monotonic()
     polls = 0
+    ends_before = None  # run_end events already in the log at the first read: runs that ended before we watched
     while True:
         polls += 1
         try:
@@ -85,6 +88,8 @@ def follow(path: Path, on_findings, poll_seconds: float = 0.2, idle_timeout: flo
             last_signature, last_change = signature, time.monotonic()
             try:
                 run = load_run(path)
+            except NotTextError:
+                raise
             except MetricsLogError:
                 run = None  # an empty or half-written first line: wait for more
             if run is not None:
@@ -92,7 +97,10 @@ def follow(path: Path, on_findings, poll_seconds: float = 0.2, idle_timeout: flo
                 new = [f for f in diagnosis.findings if f.anomaly not in seen]
                 seen.update(f.anomaly for f in new)
                 on_findings(diagnosis, new)
-                if any(e.get("event") == "run_end" for e in run.events):
+                ends = sum(1 for e in run.events if e.get("event") == "run_end")
+                if ends_before is None:
+                    ends_before = ends if polls == 1 else 0  # a log that appeared later was written while we watched
+                if ends > ends_before:
                     return polls
         if idle_timeout is not None and time.monotonic() - last_change > idle_timeout:
             return polls

@@ -9,11 +9,23 @@ the walls of a valley -- up, down, up (strongly negative autocorrelation) -- or 
 few records (positive).
 
 A second statistic catches the one big swing: the smoothed loss (rolling median, as for ``divergence``)
-stays at or above ``BOUNCE`` x its start level for a few records, and the run still *ends* below
-``FELL_BACK`` x its start. Why: healthy runs never climb above their starting loss (at most 1.11x in the
+stays at or above ``BOUNCE`` x the untrained reference (:func:`signals.reference_level`; more on a noisy
+run, in ``NOISE_UNITS`` of the smoothed curve's noise) for a few records, and the run still *ends* below
+``FELL_BACK`` x the reference. Why: healthy runs never climb above their starting loss (at most 1.11x in the
 benchmark, the first records' noise); a learning rate too high for the batch throws the weights out of the
 valley (the loss jumps to 1.4-2x its start in the course's oscillation scenario) and they fall back in and
 bounce on. A run that goes up and *stays* up is ``divergence``.
+
+A third catches thrashing for the whole run (tiny batches at a high learning rate): the log loss swings
+from record to record by ``MIN_THRASH`` or more (its robust per-record scale, :func:`signals.noise_scale`,
+over the run after its first 5 %), *and* the run does not learn -- the median loss of its second half is
+still at least ``STUCK`` x the untrained reference (and at most ``CEILING`` x: above that the run has
+diverged, and ``divergence`` -- which leaves thrashing runs to this rule -- reports it). Why both: small-batch noise is large too, but a healthy
+small-batch run learns, so its loss sinks below the reference (to 0.03-0.8 x in the benchmark); a run
+whose steps overshoot every time swings around where it started.
+
+Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-11-30): oscillation
+9/18 top-1 (10/18 at any rank); all labels 203/243, 2/90 false alarms (docs/doctor.md).
 """
 
 from __future__ import annotations
@@ -21,20 +33,26 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+import math
+
+from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import first_sustained, smooth, start_level, tail, window_for
+from chapters.doctor.signals import first_sustained, noise_scale, reference_level, smooth, tail, window_for
 
 SWING = 0.1
 MIN_ACF = 0.3
 BOUNCE = 1.3
 FELL_BACK = 0.9
+MIN_THRASH = 0.25  # per-record scale of log-loss swings: about +-30 % from one record to the next
+STUCK = 0.85
+CEILING = 2.0  # a run swinging around more than twice the untrained loss has diverged
 LESSON = "docs/doctor.md#oscillation"
 FIX = "lower the learning rate, use a larger effective batch (gradient accumulation), longer warmup"
 EXPERIMENT = "re-run with half the learning rate: the swings should shrink and the loss end lower"
 
 
 def fell_back(smoothed: pd.Series, start: float) -> bool:
-    """Did the run end (median of its last tenth, smoothed) below ``FELL_BACK`` x its start level?"""
+    """Did the run end (median of its last tenth, smoothed) below ``FELL_BACK`` x its untrained reference?"""
     return float(tail(smoothed).median()) < FELL_BACK * start
 
 
@@ -43,14 +61,16 @@ def check(run) -> list[Finding]:
     loss = loss[loss > 0]
     if len(loss) < 16:
         return []
-    return bounce(loss) or regular_swings(loss)
+    reference = reference_level(run, loss)
+    return bounce(loss, reference) or thrashing(loss, reference) or regular_swings(loss)
 
 
-def bounce(loss: pd.Series) -> list[Finding]:
-    """One big swing: up to ``BOUNCE`` x the start, then back below ``FELL_BACK`` x the start by the end."""
-    start = start_level(loss)
+def bounce(loss: pd.Series, start: float) -> list[Finding]:
+    """One big swing: up to ``BOUNCE`` x the reference, then back below ``FELL_BACK`` x it by the end."""
     smoothed = smooth(loss, window_for(len(loss)))
-    step = first_sustained(smoothed >= BOUNCE * start, max(3, len(loss) // 50))
+    noise = noise_scale(np.log(loss)) / math.sqrt(window_for(len(loss)))
+    limit = start * max(BOUNCE, math.exp(signals.NOISE_UNITS * noise))
+    step = first_sustained(smoothed >= limit, max(3, len(loss) // 50))
     if step is None or not fell_back(smoothed, start):
         return []
     peak, end = float(smoothed.max()), float(tail(smoothed).median())
@@ -58,6 +78,21 @@ def bounce(loss: pd.Series) -> list[Finding]:
                     f"the loss jumped from {start:.4g} to {peak:.4g} (x{peak / start:.1f} its start) from step "
                     f"{step}, then fell back to {end:.4g} by the end: the steps overshoot the valley and bounce "
                     "instead of descending (a run that stayed up would be divergence)",
+                    fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
+
+
+def thrashing(loss: pd.Series, reference: float) -> list[Finding]:
+    """Large record-to-record swings for the whole run, and no learning: the second half still near the
+    reference."""
+    body = loss.iloc[max(1, len(loss) // 20):]
+    swing = noise_scale(np.log(body))
+    level = float(body.iloc[len(body) // 2:].median())
+    if swing < MIN_THRASH or not STUCK * reference <= level <= CEILING * reference:
+        return []
+    return [Finding("oscillation", confidence(0.8, swing / MIN_THRASH), int(body.index[0]),
+                    f"the loss swings by about {np.expm1(swing):.0%} from one record to the next for the whole "
+                    f"run and does not come down: the second half's median {level:.4g} is "
+                    f"{level / reference:.0%} of an untrained model's {reference:.4g}",
                     fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
 
 

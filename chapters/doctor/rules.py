@@ -7,6 +7,8 @@ first thing that went wrong usually caused the rest (an exploding gradient comes
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from chapters.doctor import (divergence, frozen, gradients, leakage, memory, nan, no_shuffle, oom, oscillation,
                              overfitting, plateau, throughput)
 from chapters.doctor.findings import Diagnosis, Finding
@@ -27,16 +29,29 @@ CONSEQUENCES = {
 }
 
 
+# Findings about the machine rather than the training: speed falls with a busy neighbour as well as with a
+# stalling loader, so a finding about the loss or the gradients -- which explains the run -- comes first.
+MACHINE = {"throughput_drop"}
+
+
+# A symptom listed after its cause is true, but it is not the diagnosis: its confidence is capped here, so
+# that a confidence of 0.8 or more keeps meaning "this is probably what went wrong".
+SYMPTOM = 0.7
+
+
 def rank(findings: list[Finding]) -> list[Finding]:
     def start(finding):
         return finding.step if finding.step is not None else -1
 
-    def score(finding):
-        causes = [c.confidence for c in findings
-                  if finding.anomaly in CONSEQUENCES.get(c.anomaly, ()) and start(c) <= start(finding)]
-        return min([finding.confidence] + [c - 1e-3 for c in causes])
+    def causes(finding):
+        return [c.confidence for c in findings
+                if finding.anomaly in CONSEQUENCES.get(c.anomaly, ()) and start(c) <= start(finding)]
 
-    return sorted(findings, key=lambda f: (-score(f), start(f)))
+    def score(finding):
+        return min([finding.confidence] + [c - 1e-3 for c in causes(finding)])
+
+    ranked = sorted(findings, key=lambda f: (f.anomaly in MACHINE, -score(f), start(f)))
+    return [replace(f, confidence=min(f.confidence, SYMPTOM)) if causes(f) else f for f in ranked]
 
 
 def diagnose_run(run: RunLog) -> Diagnosis:

@@ -8,6 +8,8 @@ ignores a single wild batch, a mean would chase it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -43,13 +45,58 @@ def head(values: pd.Series, fraction: float = 0.1, least: int = 3) -> pd.Series:
     return values.iloc[: max(least, int(len(values) * fraction))]
 
 
-def start_level(loss: pd.Series) -> float:
-    """The loss of the untrained model: the median of the first ~2 % of points (at least 3).
 
-    A median of a few points, not the first point alone: one record of a small-batch run can be 50 % off.
-    Divergence, oscillation and plateau all measure the run against this level.
+
+def reference_level(run, loss: pd.Series) -> float:
+    """The untrained model's loss, the level every loss rule measures a run against.
+
+    A model that knows nothing predicts the uniform distribution over its K classes (or V tokens), whose
+    cross-entropy is exactly ln K -- so when ``run_start`` says ``vocab_size`` or ``num_classes`` that is the
+    reference, whatever the first records show (an LR far too high can throw the loss up before the first
+    record is written, and a median of the first records would then start *after* the jump). Otherwise the
+    first record alone: it is the nearest thing to the untrained model the log has. Its batch noise is
+    covered by the rules asking for the loss to *stay* away from it, in the run's own noise units.
     """
-    return float(head(loss, 0.02).median())
+    for key in ("vocab_size", "num_classes"):
+        size = run.info(key)
+        if size is not None and size >= 2:
+            return math.log(size)
+    return float(loss.iloc[0])
+
+
+def noise_scale(values: pd.Series) -> float:
+    """The run's own record-to-record noise: a robust standard deviation of one record.
+
+    1.4826 x the median absolute difference between consecutive records, divided by sqrt(2) (the difference
+    of two independent draws has twice the variance of one). Differences remove a slow trend; the median
+    ignores a few wild records. Thresholds in the rules are multiples of this scale (``NOISE_UNITS``), so a
+    drop, a rise or a gap means the same thing on a smooth run and on a noisy one.
+    """
+    differences = np.diff(values.to_numpy(dtype=float))
+    differences = differences[np.isfinite(differences)]
+    if len(differences) == 0:
+        return 0.0
+    return float(1.4826 * np.median(np.abs(differences)) / math.sqrt(2))
+
+
+def blew_up(loss: pd.Series, reference: float) -> int | None:
+    """Step of the first record at ``BLOWUP`` x the untrained reference, when the run never learned after it
+    (its smoothed loss never below ``RELAPSE`` x the reference again); else None.
+
+    Ten times what a model that knows nothing scores is no batch noise: the weights were thrown far out
+    (confidently wrong on everything). A run that never comes back below the untrained level after that is
+    diverged even if it looks flat afterwards -- calling it a plateau would advise a *larger* learning rate.
+    """
+    hits = np.flatnonzero(loss.to_numpy() >= BLOWUP * reference)
+    if reference <= 0 or len(hits) == 0:
+        return None
+    after = smooth(loss.iloc[hits[0]:], 3)
+    return int(loss.index[hits[0]]) if float(after.min()) >= RELAPSE * reference else None
+
+
+BLOWUP = 10.0
+RELAPSE = 0.9
+NOISE_UNITS = 6.0  # how many noise scales count as "far": Gaussian noise passes 6 sigma about once in 10^9
 
 
 def tail(values: pd.Series, fraction: float = 0.1, least: int = 3) -> pd.Series:

@@ -41,8 +41,9 @@ class JsonlLogger(Callback):
 
     def on_run_start(self, trainer):
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Append, so a resumed run continues the same log (readers tolerate repeated steps).
-        self.file = open(self.path, "a", encoding="utf-8")
+        # Append, so a resumed run continues the same log (readers tolerate repeated steps). Unbuffered:
+        # each record goes to the OS in the write() call itself, so there is nothing left to flush.
+        self.file = open(self.path, "ab", buffering=0)
         total, trainable = count_parameters(trainer.model)
         self.event("run_start", step=trainer.step, config=asdict(trainer.config),
                    vocab_size=trainer.corpus.tokenizer.vocab_size, total_params=total,
@@ -61,13 +62,30 @@ class JsonlLogger(Callback):
         os.fsync(self.file.fileno())
 
     def on_run_end(self, trainer, status):
-        self.event("run_end", step=trainer.step, status=status,
-                   **({"error": trainer.error} if trainer.error else {}))
-        self.file.close()  # run_end was fsync-ed just now, so everything before it is on disk too
+        try:
+            self.event("run_end", step=trainer.step, status=status,
+                       **({"error": trainer.error} if trainer.error else {}))
+        except OSError:
+            if not trainer.error:  # no other error is on its way to the user: this one is the news
+                raise
+            # Otherwise (a full disk that already failed the run) the log keeps every complete record;
+            # only run_end is missing, and the error the run died of is what the user sees.
+        finally:
+            self.file.close()  # run_end was fsync-ed just now, so everything before it is on disk too
 
     def write(self, record: dict) -> None:
-        self.file.write(json.dumps(record) + "\n")
-        self.file.flush()  # to the OS now: a crash of this process cannot lose the line
+        """Append one line -- all of it or none: if the disk fills up half-way through, the torn part is cut
+        off again, so the log still ends with a complete record (and the error names the file)."""
+        line = (json.dumps(record) + "\n").encode("utf-8")
+        end = self.file.seek(0, os.SEEK_END)  # the size now (after a cut-off write, tell() would be stale)
+        try:
+            written = 0
+            while written < len(line):  # a raw write may take only part of the bytes
+                written += self.file.write(line[written:])
+        except OSError as err:
+            self.file.truncate(end)
+            err.filename = err.filename or str(self.path)
+            raise
 
     def event(self, name: str, **fields) -> None:
         self.write({"event": name, "timestamp": time.time(), **fields})
@@ -76,6 +94,10 @@ class JsonlLogger(Callback):
 
 class MetricsLogError(ValueError):
     """The log cannot be used at all (missing, empty, binary). The message says which and why."""
+
+
+class NotTextError(MetricsLogError):
+    """The file is binary or not UTF-8: no amount of waiting turns it into a log."""
 
 
 @dataclass
@@ -109,13 +131,16 @@ def read_metrics_log(path: str | Path) -> MetricsLog:
     file, a directory without a log, a binary file, a log with no records at all.
     """
     path = find_log(path)
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise MetricsLogError(f"cannot read {path}: {err.strerror}") from None
     if b"\0" in raw:
-        raise MetricsLogError(f"{path} is a binary file, not a JSON Lines log")
+        raise NotTextError(f"{path} is a binary file, not a JSON Lines log")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise MetricsLogError(f"{path} is not UTF-8 text (byte {err.start})") from None
+        raise NotTextError(f"{path} is not UTF-8 text (byte {err.start})") from None
     log = MetricsLog(path)
     lines = text.split("\n")
     last_content = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
@@ -133,8 +158,49 @@ def read_metrics_log(path: str | Path) -> MetricsLog:
         if not isinstance(value, dict):
             log.problems.append(f"line {index + 1}: a JSON {type(value).__name__}, not an object")
             continue
+        wrong = type_problem(value)
+        if wrong:
+            log.problems.append(f"line {index + 1}: {wrong}")
+            continue
         (log.events if "event" in value else log.metrics).append(value)
     if not log.metrics and not log.events:
         detail = f" ({len(log.problems)} malformed lines)" if log.problems else ""
         raise MetricsLogError(f"{path} contains no records{detail}")
     return log
+
+
+def type_problem(record: dict) -> str | None:
+    """What in ``record`` breaks the contract's types, or None. Readers index and compare these fields, so
+    a ``"step": "30"`` or ``"train_loss": [1]`` must stop here rather than deep inside a plot or a rule.
+
+    Metric records need an integer ``step``; every other value is a number (``null`` is tolerated: some
+    writers put it where a value was NaN). Events need a string ``event``; their ``step``, when present,
+    is an integer, and ``run_start``'s ``loss_floor`` is a number or ``null``.
+    """
+    def is_int(value):
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    def kind(value):
+        return "null" if value is None else type(value).__name__
+
+    if "event" in record:
+        if not isinstance(record["event"], str):
+            return f"event is a {kind(record['event'])}, not a string"
+        if "step" in record and not is_int(record["step"]):
+            return f"step is a {kind(record['step'])}, not an integer"
+        floor = record.get("loss_floor")
+        if floor is not None and not is_number(floor):
+            return f"loss_floor is a {kind(floor)}, not a number"
+        return None
+    if "step" not in record:
+        return "a metric record without a step"
+    if not is_int(record["step"]):
+        return f"step is a {kind(record['step'])}, not an integer"
+    for key, value in record.items():
+        if value is not None and not is_number(value):
+            return f"{key} is a {kind(value)}, not a number"
+    return None
+
+
+def is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
