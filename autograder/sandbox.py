@@ -75,9 +75,10 @@ def cannot_answer(call: int | None, request: object) -> object:
 MAX_QUESTIONS = 100_000  # per run: a flood of questions gets no more answers
 
 
-# What the child may read of the grader: itself and the probes -- never the problems (judges, reference
-# answers), the engine or the batch.
-CHILD_SIDE = ("__init__.py", "checks.py", "child.py", "confine.py", "probes")
+# What the child may read of the grader: itself, the probes and ``cells`` (the notebooks' setup cells import
+# ``check`` from it; it holds no seeds or answers) -- never the problems (judges, reference answers), the
+# engine or the batch.
+CHILD_SIDE = ("__init__.py", "cells.py", "checks.py", "child.py", "confine.py", "probes")
 
 
 def course_packages() -> list[str]:

@@ -1,10 +1,16 @@
 """Plots of a run's ``metrics.jsonl``: one figure, the panels a doctor looks at first.
 
 Panels: train and validation loss (with the dataset's loss floor as a dashed line when the log knows it),
-learning rate, gradient norm (log scale: it spans orders of magnitude when a run goes bad), throughput
-(tokens/sec) and memory. Steps where the loss was not finite are marked with red vertical lines on every
-panel -- a NaN cannot be drawn as a point, and a curve that just *stops* is easy to misread as "the run
-ended". The first ``nan`` event, when there is one, is marked too.
+learning rate, gradient norm, throughput (tokens/sec) and memory. Three rules keep the picture honest:
+
+* A panel whose values span orders of magnitude (a diverging loss, an exploding gradient norm) gets a log
+  axis; on a linear one the healthy part of the curve would be a flat line at the bottom.
+* Steps where the loss was not finite are marked with red vertical lines on every panel -- a NaN cannot be
+  drawn as a point, and a curve that just *stops* is easy to misread as "the run ended". The first ``nan``
+  event, when there is one, is marked too. Epoch boundaries (from ``steps_per_epoch`` in ``run_start``) are
+  grey dotted lines: a pattern that repeats between them is a data-order problem.
+* The memory panel never zooms in on a flat line: its y axis spans at least a fifth of the peak, so a few
+  megabytes of allocator noise do not look like a leak.
 
 :func:`plot_run` draws one run; :func:`plot_comparison` draws several (a broken run and its fix, say) on
 the same axes, one colour each. Matplotlib's ``Agg`` backend renders to a file, no display needed.
@@ -23,13 +29,19 @@ import matplotlib.pyplot as plt  # noqa: E402  (must come after choosing the bac
 
 from chapters.logging_levels.level3_jsonl import MetricsLog, read_metrics_log  # noqa: E402
 
-PANELS = [  # (title, [(key, label)], log scale?)
-    ("loss", [("train_loss", "train"), ("val_loss", "val")], False),
-    ("learning rate", [("lr", "lr")], False),
-    ("grad norm (before clipping)", [("grad_norm", "grad_norm")], True),
-    ("throughput (tokens/sec)", [("tokens_per_sec", "tokens/sec")], False),
-    ("memory (GB)", [("gpu_memory_gb", "GPU peak allocated"), ("cpu_memory_gb", "CPU RSS")], False),
+PANELS = [  # (title, [(key, label)])
+    ("loss", [("train_loss", "train"), ("val_loss", "val")]),
+    ("learning rate", [("lr", "lr")]),
+    ("grad norm (before clipping)", [("grad_norm", "grad_norm")]),
+    ("throughput (tokens/sec)", [("tokens_per_sec", "tokens/sec")]),
+    ("memory (GB)", [("gpu_memory_gb", "GPU peak allocated"), ("cpu_memory_gb", "CPU RSS")]),
 ]
+MEMORY_PANEL = 4
+LOG_SCALE_RATIO = 100  # largest / smallest positive value at which a panel switches to a log axis (2 decades)
+MIN_MEMORY_SPAN = 0.2  # the memory axis spans at least this fraction of the panel's largest value
+MAX_EPOCH_LINES = 50
+MARKERS_UP_TO = 20  # a series with at most this many finite values is drawn with a marker on each  # more boundaries than this would hide the curves: then none are drawn
+DATA = "data"  # the gid of the lines that carry a run's values (not markers, floors or boundaries)
 
 
 def series(log: MetricsLog, key: str) -> tuple[list[int], list[float]]:
@@ -52,27 +64,61 @@ def loss_floor(log: MetricsLog) -> float | None:
     return starts[-1].get("loss_floor") if starts else None
 
 
+def epoch_boundaries(log: MetricsLog) -> list[int]:
+    """Steps where an epoch ends, when ``run_start`` records ``steps_per_epoch`` (none if there would be too many)."""
+    starts = [e for e in log.events if e.get("event") == "run_start"]
+    per_epoch = starts[-1].get("steps_per_epoch") if starts else None
+    last = max((r["step"] for r in log.metrics), default=0)
+    if not isinstance(per_epoch, int) or per_epoch < 1 or last // per_epoch > MAX_EPOCH_LINES:
+        return []
+    return list(range(per_epoch, last + 1, per_epoch))
+
+
 def draw(axes, log: MetricsLog, label: str | None = None, color: str | None = None) -> None:
     """Draw one run on the panels' ``axes``; ``label``/``color`` tell runs apart in a comparison."""
-    for ax, (title, keys, log_scale) in zip(axes, PANELS):
-        drawable_on_log = False  # a log axis needs at least one finite, positive value
+    for ax, (title, keys) in zip(axes, PANELS):
         for key, key_label in keys:
             steps, values = series(log, key)
             if not steps:
                 continue
-            drawable_on_log = drawable_on_log or any(v > 0 for v in values)  # NaN > 0 is False
             name = key_label if label is None else f"{label}: {key_label}" if len(keys) > 1 else label
+            # Few finite points (a run that went NaN early, a short run) get markers: a lone point between
+            # NaN gaps draws no line segment at all and would vanish.
+            few = sum(math.isfinite(v) for v in values) <= MARKERS_UP_TO
             ax.plot(steps, values, label=name, color=color, linestyle="--" if key == "val_loss" else "-",
-                    marker="o" if len(steps) == 1 else None)
+                    marker="o" if few else None, markersize=3, gid=DATA)
         for step in nonfinite_steps(log):
             ax.axvline(step, color="red", alpha=0.4, linewidth=1)
+        for step in epoch_boundaries(log):
+            ax.axvline(step, color="grey", alpha=0.5, linewidth=0.8, linestyle=":")
         ax.set_title(title)
-        if log_scale and drawable_on_log:
-            ax.set_yscale("log")
     floor = loss_floor(log)
     if floor is not None:
         axes[0].axhline(floor, color=color or "black", linestyle=":", linewidth=1,
                         label="loss floor" if label is None else f"{label}: loss floor")
+
+
+def panel_values(ax) -> list[float]:
+    """The finite values of every run drawn on ``ax``."""
+    return [float(v) for line in ax.get_lines() if line.get_gid() == DATA
+            for v in line.get_ydata() if math.isfinite(v)]
+
+
+def choose_scales(axes) -> None:
+    """Log axes where the values span decades; a memory axis that cannot exaggerate noise."""
+    for index, ax in enumerate(axes):
+        values = panel_values(ax)
+        if not values:
+            continue
+        positive = [v for v in values if v > 0]
+        if positive and min(values) > 0 and max(positive) / min(positive) >= LOG_SCALE_RATIO:
+            ax.set_yscale("log")
+        elif index == MEMORY_PANEL:
+            low, high = min(values), max(values)
+            span = max(high - low, MIN_MEMORY_SPAN * abs(high))
+            middle = (low + high) / 2
+            if span > 0:
+                ax.set_ylim(max(0.0, middle - 0.6 * span), middle + 0.6 * span)
 
 
 def new_figure():
@@ -82,6 +128,7 @@ def new_figure():
 
 
 def save(figure, axes, out_png: str | Path, title: str) -> Path:
+    choose_scales(axes)
     for ax in axes:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize="small")

@@ -69,3 +69,54 @@ def test_a_run_whose_grad_norm_is_only_inf_and_nan_still_plots(tmp_path):
                    '{"step": 10, "train_loss": NaN, "grad_norm": NaN}\n')
     out = plot_run(log, tmp_path / "plot.png")
     assert out.stat().st_size > 0
+
+
+def panels_of(log_text, tmp_path):
+    """The axes plot_run draws for a log, inspected before they are closed."""
+    from unittest import mock
+
+    import chapters.plots as plots
+
+    log = tmp_path / "metrics.jsonl"
+    log.write_text(log_text)
+    seen = {}
+    real_save = plots.save
+
+    def keep_axes(figure, axes, out_png, title):
+        out = real_save(figure, axes, out_png, title)
+        seen["axes"] = axes
+        return out
+
+    with mock.patch.object(plots, "save", keep_axes):
+        plots.plot_run(log, tmp_path / "plot.png")
+    return seen["axes"]
+
+
+def records(values, key="train_loss", **extra):
+    import json
+
+    return "".join(json.dumps({"step": step, key: value, **extra}) + "\n" for step, value in enumerate(values, 1))
+
+
+def test_a_panel_whose_values_span_decades_gets_a_log_axis_and_a_healthy_one_does_not(tmp_path):
+    exploding = panels_of(records([3.2, 2.9, 40.0, 9e3, 1.25e8]), tmp_path)
+    healthy = panels_of(records([3.4, 2.8, 2.1, 1.6, 1.2]), tmp_path)
+    assert exploding[0].get_yscale() == "log" and healthy[0].get_yscale() == "linear"
+
+
+def test_epoch_boundaries_are_drawn_when_the_log_knows_the_epoch_length(tmp_path):
+    start = '{"event": "run_start", "step": 0, "steps_per_epoch": 10}\n'
+    axes = panels_of(start + records([3.0] * 35), tmp_path)
+    boundaries = sorted(line.get_xdata()[0] for line in axes[0].get_lines() if line.get_linestyle() == ":")
+    assert boundaries == [10, 20, 30]
+    assert not [line for line in panels_of(records([3.0] * 35), tmp_path)[0].get_lines() if line.get_linestyle() == ":"]
+
+
+def test_a_flat_memory_line_is_not_zoomed_into_a_leak(tmp_path):
+    noise = [0.390 + 0.001 * (step % 3) for step in range(40)]  # 2 MB of allocator noise on 390 MB
+    axes = panels_of(records(noise, key="cpu_memory_gb"), tmp_path)
+    low, high = axes[4].get_ylim()
+    assert high - low >= 0.2 * 0.392  # the noise fills at most a small part of the axis
+    leak = [0.390 + 0.02 * step for step in range(40)]  # +780 MB: a real leak fills the axis
+    low, high = panels_of(records(leak, key="cpu_memory_gb"), tmp_path)[4].get_ylim()
+    assert high - low < 1.5 * (leak[-1] - leak[0])

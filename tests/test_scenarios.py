@@ -105,6 +105,9 @@ def test_reproduce_cli_writes_the_artifacts_and_json(tmp_path):
     document = json.loads(result.stdout)
     assert document == {"scenarios": [{**document["scenarios"][0], "id": "lr_too_small", "cause": None,
                                        "device": "cpu", "broken_symptom": True, "fixed_symptom": False}]}
+    for variant in ("broken", "fixed"):  # progress on stderr, one line as each run starts and ends
+        assert f"lr_too_small: {variant} run...\n" in result.stderr
+        assert f"lr_too_small: {variant} run done in " in result.stderr
     for variant in ("broken", "fixed"):
         run = tmp_path / "lr_too_small" / variant
         assert (run / "metrics.jsonl").is_file() and (run / "plot.png").stat().st_size > 0

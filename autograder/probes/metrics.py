@@ -88,6 +88,6 @@ def memory_meter(windows: list, meter_class) -> list[dict]:
 
 
 @probe("02_metrics.course_text_answer")
-def course_text_answer(profile, explain_course_text_meter) -> dict:
-    answer = dict(explain_course_text_meter(profile))
-    return {key: answer.get(key) for key in ("direction", "ratio", "cause", "fix")}
+def course_text_answer(profiles: list, explain_course_text_meter) -> list[dict]:
+    answers = [dict(explain_course_text_meter(profile)) for profile in profiles]
+    return [{key: answer.get(key) for key in ("direction", "ratio", "cause", "fix")} for answer in answers]

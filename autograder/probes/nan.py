@@ -1,4 +1,4 @@
-"""Probes for ``03_nan``: the learner's data check on prepared batches, their diagnosis of a prepared log."""
+"""Probes for ``03_nan``: the learner's data check on prepared batches, their diagnosis of prepared logs."""
 
 from __future__ import annotations
 
@@ -16,9 +16,12 @@ def data_check(case: dict, is_usable) -> dict:
 
 
 @probe("03_nan.diagnosis")
-def diagnosis(log: str, diagnose_nan_log) -> dict:
-    answer = dict(diagnose_nan_log(log))
-    return {key: answer.get(key) for key in ("label", "cause", "step", "fix")}
+def diagnosis(logs: list[str], diagnose_nan_log) -> list[dict]:
+    answers = []
+    for log in logs:
+        answer = dict(diagnose_nan_log(log))
+        answers.append({key: answer.get(key) for key in ("label", "cause", "step", "fix")})
+    return answers
 
 
 @probe("03_nan.fix")

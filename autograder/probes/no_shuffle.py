@@ -32,7 +32,10 @@ def shuffled_loader(case: dict, shuffled_loader) -> dict:
 
 
 @probe("05_no_shuffle.compare_val")
-def compare_val(_: None, compare_val) -> dict:
-    answer = compare_val("broken", "fixed")
-    return {"step": int(answer["step"]), "broken": float(answer["broken"]), "fixed": float(answer["fixed"]),
-            "better": str(answer["better"])}
+def compare_val(pairs: list[dict], compare_val) -> list[dict]:
+    answers = []
+    for pair in pairs:
+        answer = compare_val(pair["broken"], pair["fixed"])
+        answers.append({"step": int(answer["step"]), "broken": float(answer["broken"]),
+                        "fixed": float(answer["fixed"]), "better": str(answer["better"])})
+    return answers

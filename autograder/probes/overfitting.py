@@ -1,4 +1,4 @@
-"""Probes for ``06_overfitting``: drive the learner's early stopping, ask their diagnosis of a prepared log."""
+"""Probes for ``06_overfitting``: drive the learner's early stopping, ask their diagnosis of prepared logs."""
 
 from __future__ import annotations
 
@@ -37,10 +37,13 @@ def early_stopping(cases: list[dict], early_stopping_class) -> dict:
 
 
 @probe("06_overfitting.diagnose_overfitting")
-def diagnose_overfitting(run_dir: str, diagnose_overfitting) -> dict:
-    answer = diagnose_overfitting(run_dir)
-    step = answer["evidence_step"]
-    return {"label": str(answer["label"]), "evidence_step": None if step is None else int(step)}
+def diagnose_overfitting(run_dirs: list[str], diagnose_overfitting) -> list[dict]:
+    answers = []
+    for run_dir in run_dirs:
+        answer = diagnose_overfitting(run_dir)
+        step = answer["evidence_step"]
+        answers.append({"label": str(answer["label"]), "evidence_step": None if step is None else int(step)})
+    return answers
 
 
 @probe("06_overfitting.regularisation")

@@ -42,8 +42,20 @@ def score_sequence(seed: int, kind: str) -> dict:
             scores.append(float("nan"))
         else:
             scores.append(round(rng.uniform(0.0, 3.0), 1 if rng.random() < 0.5 else 3))  # ties when rounded
-    return {"k": rng.randint(1, 4), "mode": rng.choice(["min", "max"]) if full else "min", "scores": scores,
-            "restart_at": rng.randint(2, len(scores) - 2) if full else None}
+    k, mode = rng.randint(1, 4), rng.choice(["min", "max"]) if full else "min"
+    if not full:
+        return {"k": k, "mode": mode, "scores": scores, "restart_at": None}
+    # Every property, every time: a NaN while fewer than K are kept, a tie at the K-th place, and a restart
+    # followed by a score worse than the K kept (a checkpointer that forgot its ranking saves it).
+    scores[rng.randrange(k)] = float("nan")
+    restart_at = rng.randint(k + 2, len(scores) - 1)
+    after_restart = restart_at - 1  # the index of the first score the new object sees
+    earlier = [v for v in scores[:after_restart] if not math.isnan(v)]
+    scores[after_restart] = max(earlier) + 0.5 if mode == "min" else min(earlier) - 0.5
+    position = rng.choice([i for i in range(k + 2, len(scores)) if i != after_restart])
+    ranked = sorted((v for v in scores[:position] if not math.isnan(v)), reverse=mode == "max")
+    scores[position] = ranked[k - 1]
+    return {"k": k, "mode": mode, "scores": scores, "restart_at": restart_at}
 
 
 def reference_kept(sequence: dict) -> list[list[int]]:
@@ -81,10 +93,10 @@ class TopK:
             raise CheckFailed(f"{setting}: observed {len(kept)} saves, expected {len(expected)}")
 
 
-TOPK_HINT = ("name files by step (not by how many are kept), delete only what falls out of the K best, fix the "
-             "report line, and store the ranking next to the files so a restarted run can read it back")
+TOPK_HINT = ("trace the course text's checkpointer by hand for a few saves: which file does it write, which does "
+             "it delete, and what does a restarted run know?")
 register_with_hidden("08_checkpoints.topk", hint=TOPK_HINT)(TopK("basic"))
-PROPERTY_HINT = "ties keep the older checkpoint, NaN scores are never kept, mode='max' keeps the largest"
+PROPERTY_HINT = "the edge cases in the notebook's rules: equal scores, scores that are not numbers, the other mode"
 register_with_hidden("08_checkpoints.topk_properties", hint=PROPERTY_HINT)(TopK("full"))
 
 
@@ -110,7 +122,7 @@ def loader_setting(seed: int) -> tuple[GPTConfig, list[str]]:
         return GPTConfig(vocab_size=33, block_size=32, n_layer=2, n_head=2, n_embd=16), PUBLIC_CASES
     config = GPTConfig(vocab_size=rng.choice([20, 33, 65, 97]), block_size=rng.choice([16, 32]),
                        n_layer=rng.randint(1, 2), n_head=2, n_embd=rng.choice([8, 16, 24]))
-    cases = ["good", "good"] + rng.sample(BAD_KINDS, 5)
+    cases = ["good", "good", *BAD_KINDS]  # every kind of bad file, every time, in an order drawn from the seed
     rng.shuffle(cases)
     return config, cases
 
@@ -188,6 +200,6 @@ class SafeLoad:
                     raise CheckFailed(f"{what}: after safe_load the model does not hold the checkpoint's weights")
 
 
-LOAD_HINT = ("torch.load(..., weights_only=True); strict keys; probe with ids below config.vocab_size; any "
-             "failure becomes CheckpointError naming the file")
+LOAD_HINT = ("what can a file from elsewhere do while it is unpickled, what if it does not match the model, and "
+             "how do you know the loaded model works?")
 register_with_hidden("08_checkpoints.safe_load", hint=LOAD_HINT)(SafeLoad)

@@ -80,8 +80,8 @@ class FrozenReport:
                               "weight is one tensor)")
 
 
-HINT_REPORT = ("frozen: [name for name, p in model.named_parameters() if not p.requires_grad]; frozen_share: "
-               "their numel over the numel of every parameter (named_parameters() lists a tied tensor once)")
+HINT_REPORT = ("which attribute says a parameter trains, and how many values does each tensor hold? mind the "
+               "tied weight (section 2)")
 register_with_hidden(f"{ASSIGNMENT}.freeze_check", hint=HINT_REPORT)(FrozenReport)
 
 
@@ -131,9 +131,8 @@ class FrozenGroups:
                                   f"{expected[key]!r}, got {observation[key]!r}")
 
 
-HINT_GROUPS = ("read the log (read_metrics_log); a group whose update_ratio/<group> is 0 in every record (and that "
-               "has no grad_norm/<group> key) is frozen; evidence_step is the first record's step; "
-               "label 'healthy' with groups [] and evidence_step None when nothing is frozen")
+HINT_GROUPS = ("look at the per-group keys of the broken run's records (section 1): what does a group that never "
+               "moves look like, and from when? a healthy run needs an answer too")
 register_with_hidden(f"{ASSIGNMENT}.diagnose_frozen", hint=HINT_GROUPS)(FrozenGroups)
 
 
@@ -178,7 +177,7 @@ class TrainFixed:
         judge_fixed_weights(observation["weights"], seed % 1000 + 1)
 
 
-HINT_FIXED = ("train_fixed(seed) is train_broken(seed) without the freeze (or with requires_grad_(True) "
-              "on every parameter *before* the Trainer is built), and returns the trained model")
+HINT_FIXED = ("start from train_broken and ask what each line does; section 4 warns about when the optimizer "
+              "decides what it updates")
 register(f"{ASSIGNMENT}.fixed_model", hint=HINT_FIXED)(FixedModel)
 register(f"{ASSIGNMENT}.fixed_model_hidden", hint=HINT_FIXED, hidden=True)(TrainFixed)

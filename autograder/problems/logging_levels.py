@@ -151,8 +151,8 @@ class JsonlLoggerCheck:
                               "after writing each event")
 
 
-HINT = ("a Callback writing json.dumps(record) + '\\n' per record to run_dir/metrics.jsonl, flush after each, "
-        "os.fsync after each event (run_start, on_event, run_end)")
+HINT = ("the three rules in section 1 (what reaches the OS, what reaches the disk, what happens to NaN) and "
+        "the hooks listed under them: each hook writes something")
 register_with_hidden("01_logging_levels.jsonl_logger", hint=HINT)(JsonlLoggerCheck)
 
 
@@ -184,7 +184,7 @@ class CrashCheck:
                               f"steps {steps}, expected {expected}: flush every record as it is written")
 
 
-HINT = "flush() after every write: data left in Python's buffer dies with the process"
+HINT = "what is in the file at the moment the process dies? Python keeps a buffer of its own"
 register_with_hidden("01_logging_levels.jsonl_crash", hint=HINT)(CrashCheck)
 
 
@@ -232,8 +232,8 @@ class LoggingTqdmCheck:
                               "bar with logging_redirect_tqdm")
 
 
-HINT = ("a logging.Logger with a FileHandler(log_path) and a StreamHandler, format '%(asctime)s | %(levelname)s | "
-        "%(message)s'; loop over tqdm(...) inside logging_redirect_tqdm([logger])")
+HINT = ("section 3 lists what the Level-1 loop needs (where the lines go, their format, the bar); "
+        "chapters/logging_levels/level1_logging.py does the same for the trainer")
 register_with_hidden("01_logging_levels.logging_tqdm", hint=HINT)(LoggingTqdmCheck)
 
 
@@ -292,5 +292,6 @@ class TensorBoardCheck:
                     raise CheckFailed(f"{tag} at step {step}: {got}, expected {value} (NaN written as NaN)")
 
 
-HINT = "SummaryWriter(log_dir); add_scalar(key, value, global_step=record['step']) per numeric key; close()"
+HINT = ("which keys of a record are metrics, at which step does each belong, and is everything on disk when "
+        "the function returns? chapters/logging_levels/level2_tensorboard.py is the course's version")
 register_with_hidden("01_logging_levels.tensorboard", hint=HINT)(TensorBoardCheck)

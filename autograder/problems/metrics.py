@@ -57,7 +57,7 @@ class TotalGradNorm:
                               "(L2 norm over all gradients together; skip parameters whose .grad is None)")
 
 
-HINT = "the square root of the sum of squares of every gradient entry; parameters without .grad are skipped"
+HINT = "the formula is in section 1; check your number against what clip_grad_norm_ returns on the same model"
 register_with_hidden("02_metrics.total_grad_norm", hint=HINT)(TotalGradNorm)
 
 
@@ -66,11 +66,12 @@ def grouped_model(seed: int):
     a grouping of the learner's choosing rather than the course's."""
     rng = random.Random(seed)
     generator = torch.Generator().manual_seed(seed)
-    model = TinyLM(width=3 + seed % 5, tied=bool(seed % 2))
+    model = TinyLM(width=3 + seed % 5, tied=seed != 0)  # hidden: always a tied head, the case to get right
     names = [name for name, _ in model.named_parameters()]
-    frozen = rng.choice(names) if seed else None
+    table = {name: rng.choice(["alpha", "beta", "gamma"]) for name in names}
+    table[rng.choice(names)] = "frozen"  # hidden: one group whose every parameter is frozen, so it has no norm
     for name, parameter in model.named_parameters():
-        if name == frozen:
+        if seed and table[name] == "frozen":
             parameter.requires_grad_(False)
             continue
         scale = 10.0 ** rng.randint(-3, 2)
@@ -79,7 +80,6 @@ def grouped_model(seed: int):
         from chapters.metrics.groups import gpt_group
 
         return model, gpt_group
-    table = {name: rng.choice(["alpha", "beta", "gamma"]) for name in names}
     return model, table.__getitem__
 
 
@@ -110,7 +110,8 @@ class GroupGradNorms:
                                   f"gives {norm:.6g} (a tied weight counts once: use named_parameters())")
 
 
-HINT = "group model.named_parameters() with grouping(name), skip .grad None, L2 norm of each group's gradients"
+HINT = ("which parameters belong to which group, which groups have no gradient at all, and how many times a "
+        "tied weight should count")
 register_with_hidden("02_metrics.grad_norm_per_group", hint=HINT)(GroupGradNorms)
 
 
@@ -168,7 +169,7 @@ class WindowThroughputCheck:
                                   "(tokens since the previous read / time since the previous read, after a sync)")
 
 
-HINT = "add() only counts tokens; read() calls synchronize(), then clock(), divides by the time since the last read"
+HINT = ("where may the host wait for the device, and where must it? a window runs from one read to the next")
 register_with_hidden("02_metrics.window_throughput", hint=HINT)(WindowThroughputCheck)
 
 
@@ -216,7 +217,7 @@ class MemoryCheck:
                                       "(peak since the previous read, in 10**9 bytes; reset the peaks after reading)")
 
 
-HINT = "read max_memory_allocated() and max_memory_reserved() / 1e9, then reset_peak_memory_stats()"
+HINT = "a peak counter only goes up: what makes each reading the peak of its own window? (units: 10**9 bytes)"
 register_with_hidden("02_metrics.memory_meter", hint=HINT)(MemoryCheck)
 
 
@@ -225,18 +226,22 @@ COURSE_TEXT_STEPS = 20
 ABOUT_RIGHT = 0.1  # within 10 % of the truth
 
 
-def course_text_profile(seed: int) -> StepProfile:
-    """Public: a GPU-bound step. Hidden: GPU-bound or host-bound (where the naive timer happens to be right)."""
+def course_text_profiles(seed: int) -> list[StepProfile]:
+    """Public: a GPU-bound step. Hidden: one host-bound step (where the naive timer happens to be right) and one
+    GPU-bound step, in an order drawn from the seed -- an answer that always blames the GPU fails one of them."""
     if seed == 0:
-        return StepProfile(host_seconds=2e-3, device_seconds=30e-3, tokens=8192)
+        return [StepProfile(host_seconds=2e-3, device_seconds=30e-3, tokens=8192)]
     rng = random.Random(seed)
-    host = rng.uniform(1e-3, 1e-2)
-    device = host * (rng.uniform(0.0, 0.05) if rng.random() < 0.4 else rng.uniform(0.5, 20.0))
-    return StepProfile(host_seconds=host, device_seconds=device, tokens=rng.choice([2048, 4096, 8192]))
+    profiles = []
+    for device_share in (rng.uniform(0.0, 0.05), rng.uniform(2.0, 20.0)):
+        host = rng.uniform(1e-3, 1e-2)
+        profiles.append(StepProfile(host_seconds=host, device_seconds=host * device_share,
+                                    tokens=rng.choice([2048, 4096, 8192])))
+    rng.shuffle(profiles)
+    return profiles
 
 
-def reference_explanation(seed: int) -> dict:
-    profile = course_text_profile(seed)
+def reference_explanation(profile: StepProfile) -> dict:
     gpu = SimulatedGPU()
     naive = course_text_loop(gpu, profile, COURSE_TEXT_STEPS)
     true_rate = COURSE_TEXT_STEPS * profile.tokens / gpu.clock()  # the loop syncs every step: the clock is final
@@ -250,23 +255,29 @@ def reference_explanation(seed: int) -> dict:
 class CourseTextExplanation:
     @staticmethod
     def prepare(seed, folder):
-        return course_text_profile(seed)
+        return course_text_profiles(seed)
 
     @staticmethod
-    def judge(seed, observation):
-        expected = reference_explanation(seed)
-        for key, allowed in (("direction", DIRECTIONS), ("cause", CAUSES), ("fix", FIXES)):
-            if observation[key] not in allowed:
-                raise CheckFailed(f"{key} must be one of {', '.join(allowed)}, got {observation[key]!r}")
-        if not math.isclose(float(observation["ratio"]), expected["ratio"], rel_tol=0.02):
-            raise CheckFailed(f"ratio {float(observation['ratio']):.4g}: the course text's mean reading is "
-                              f"{expected['ratio']:.4g} times the true tokens/sec on this device")
-        for key in ("direction", "cause", "fix"):
-            if observation[key] != expected[key]:
-                raise CheckFailed(f"{key} {observation[key]!r} does not fit a ratio of {expected['ratio']:.3g} "
-                                  f"(within {ABOUT_RIGHT:.0%} of 1 counts as about right)")
+    def judge(seed, observations):
+        profiles = course_text_profiles(seed)
+        if len(observations) != len(profiles):
+            raise CheckFailed(f"expected {len(profiles)} answers, got {len(observations)}")
+        for profile, observation in zip(profiles, observations):
+            expected = reference_explanation(profile)
+            where = f"host {profile.host_seconds * 1e3:.2f} ms, device {profile.device_seconds * 1e3:.2f} ms per step"
+            for key, allowed in (("direction", DIRECTIONS), ("cause", CAUSES), ("fix", FIXES)):
+                if observation[key] not in allowed:
+                    raise CheckFailed(f"{key} must be one of {', '.join(allowed)}, got {observation[key]!r}")
+            if not math.isclose(float(observation["ratio"]), expected["ratio"], rel_tol=0.02):
+                raise CheckFailed(f"{where}: ratio {float(observation['ratio']):.4g}, but the course text's mean "
+                                  f"reading is {expected['ratio']:.4g} times the true tokens/sec on this device")
+            for key in ("direction", "cause", "fix"):
+                if observation[key] != expected[key]:
+                    raise CheckFailed(f"{where}: {key} {observation[key]!r} does not fit a ratio of "
+                                      f"{expected['ratio']:.3g} (within {ABOUT_RIGHT:.0%} of 1 counts as about right; "
+                                      "what does the timer measure when the host is the slow side?)")
 
 
-HINT = ("run course_text_loop on a SimulatedGPU; the truth is all tokens / gpu.clock() at the end; compare, then "
-        "pick direction, cause and fix from the vocabularies")
+HINT = ("measure both numbers on the simulated device of section 3 (what the course text reports, and what the "
+        "device really did), then choose from the vocabularies")
 register_with_hidden("02_metrics.course_text_answer", hint=HINT)(CourseTextExplanation)

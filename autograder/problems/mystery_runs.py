@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import math
 import random
+import re
 
 import torch
 
@@ -23,7 +24,7 @@ from chapters.core.data import markov_corpus
 from chapters.core.model import GPT, PRESETS
 from chapters.doctor.benchmark import onset
 from chapters.doctor.findings import LABELS
-from chapters.doctor.mystery import draw_cases, write_mystery_logs
+from chapters.doctor.mystery import MYSTERY_FAULTS, draw_cases, write_mystery_logs
 
 LATE = 20  # steps after the onset a log may first show it (records every 5 steps, NaN a few steps later)
 EARLY = 5  # steps before the onset: the record of the step where it starts
@@ -35,14 +36,60 @@ def evidence_window(case) -> tuple[int, int]:
     return (0, FROM_THE_START) if start == 0 else (start - EARLY, start + LATE)
 
 
+# What a fix for each fault must act on: one of these words (any case) must be in the answer's fix, and none of
+# the ``FIX_CONTRADICTIONS`` (a fix pointing the wrong way). A fix text is judged against the fault, as 03_nan
+# does with FIXES: "clip gradients" is no answer to a frozen layer, "lower the learning rate" none to an OOM.
+FIX_WORDS = {
+    "nan_loss": ("batch", "label", "data", "skip", "guard", "filter", "drop", "isfinite", "non-finite", "nonfinite"),
+    "divergence": ("learning rate", "learning-rate", "lr", "schedule", "warmup"),
+    "grad_explosion": ("clip", "normalis", "normaliz", "standardis", "standardiz", "scale", "input"),
+    "oom": ("batch", "accumulat", "checkpoint", "memory", "precision", "bf16", "fp16"),
+    "frozen_parameters": ("unfreeze", "requires_grad", "trainable", "frozen", "freeze"),
+    "loss_plateau": ("learning rate", "learning-rate", "lr"),
+}
+FIX_CONTRADICTIONS = {"loss_plateau": ("lower", "reduce", "decrease", "smaller"),
+                      "divergence": ("raise", "increase", "higher", "larger")}
+FIX_TOPICS = {"nan_loss": "the batch or data that produced the non-finite loss",
+              "divergence": "the learning rate or its schedule",
+              "grad_explosion": "the size of the inputs or gradients (clipping, normalisation)",
+              "oom": "the memory a step needs (batch size, accumulation, checkpointing, precision)",
+              "frozen_parameters": "the parameters that do not train",
+              "loss_plateau": "a learning rate too small to move the weights"}
+
+
+# The second hint, after a wrong label: what the label the learner chose would look like in a log.
+LOOKS_LIKE = {"nan_loss": "a train_loss that is NaN or inf", "divergence": "a finite loss climbing away after a "
+              "change in lr", "grad_explosion": "grad_norm orders of magnitude above its usual level, lr unchanged",
+              "oom": "an oom event", "frozen_parameters": "a per-group grad_norm that is 0 from the first record",
+              "loss_plateau": "a loss that barely moves from the start"}
+
+
+def fix_fits(fault: str, fix: str) -> bool:
+    """True when ``fix`` names something that acts on ``fault`` and does not point the other way."""
+    words = set(re.findall(r"[a-z0-9_\-]+", fix.lower()))
+    text = " ".join(sorted(words)) + " " + fix.lower()
+
+    def mentions(term: str) -> bool:  # short terms ("lr") must be whole words, longer ones may be stems
+        return term in words if len(term) <= 3 else term in text
+
+    return any(mentions(term) for term in FIX_WORDS[fault]) and not any(
+        mentions(term) for term in FIX_CONTRADICTIONS.get(fault, ()))
+
+
+def logs_per_check(seed: int) -> int:
+    """Public: three logs. Hidden: one of every fault, so a rule that is wrong for any one of them loses points."""
+    return 3 if seed == 0 else len(MYSTERY_FAULTS)
+
+
 class Diagnose:
     @staticmethod
     def prepare(seed, folder):
-        return [str(path.relative_to(folder)) for path in write_mystery_logs(seed, folder / "logs")]
+        return [str(path.relative_to(folder))
+                for path in write_mystery_logs(seed, folder / "logs", logs_per_check(seed))]
 
     @staticmethod
     def judge(seed, observation):
-        cases = draw_cases(seed)
+        cases = draw_cases(seed, logs_per_check(seed))
         if len(observation) != len(cases):
             raise CheckFailed(f"expected one answer per log ({len(cases)}), got {len(observation)}")
         for number, (case, answer) in enumerate(zip(cases, observation), 1):
@@ -50,17 +97,22 @@ class Diagnose:
                 raise CheckFailed(f"run-{number}: {answer['anomaly']!r} is not a doctor label "
                                   f"({', '.join(LABELS)})")
             if answer["anomaly"] != case.fault:
-                raise CheckFailed(f"run-{number}: you said {answer['anomaly']}; look again at the evidence")
+                raise CheckFailed(f"run-{number}: you said {answer['anomaly']}, which would show as "
+                                  f"{LOOKS_LIKE.get(answer['anomaly'], 'something else')}: is that in this log, and "
+                                  "is it the first thing that went wrong?")
             low, high = evidence_window(case)
             if not low <= answer["step"] <= high:
                 raise CheckFailed(f"run-{number} ({case.fault}): step {answer['step']} is not where the log first "
                                   f"shows it (between steps {low} and {high})")
             if len(answer["fix"].split()) < 2:
                 raise CheckFailed(f"run-{number}: say in a few words what to change (fix: {answer['fix']!r})")
+            if not fix_fits(case.fault, answer["fix"]):
+                raise CheckFailed(f"run-{number} ({case.fault}): the fix {answer['fix']!r} does not act on what went "
+                                  f"wrong here ({FIX_TOPICS[case.fault]})")
 
 
-DIAGNOSE_HINT = ("look for, in order: an oom event, the first non-finite train_loss, a jump in lr, a jump in "
-                 "grad_norm, a grad_norm/<group> that is always 0, a loss that never moves")
+DIAGNOSE_HINT = ("plot each log's loss, grad_norm and lr and read its events; Problem 1 describes what each "
+                 "fault leaves in the records. Some faults hide others: think about the order of your rules")
 register_with_hidden("09_mystery_runs.diagnose", hint=DIAGNOSE_HINT)(Diagnose)
 
 
@@ -72,8 +124,9 @@ LEAKS = {"causal": False, "no_mask": True, "sees_next_token": True}
 def probe_models(seed: int) -> list[tuple[str, GPT]]:
     """Small random GPTs, some of which can see the future: no mask, or fed the next token as well."""
     rng = random.Random(seed)
+    # Hidden: every kind at least once (a probe that calls everything a leak, or nothing, fails), plus two more.
     kinds = ["causal", "no_mask", "sees_next_token", "causal"] if seed == 0 else \
-        [rng.choice(list(LEAKS)) for _ in range(5)]
+        rng.sample([*LEAKS, *(rng.choice(list(LEAKS)) for _ in range(2))], 5)
     models = []
     for index, kind in enumerate(kinds):
         torch.manual_seed(seed * 100 + index)
@@ -114,8 +167,7 @@ class FutureLeak:
                                   f"{'it can' if got else 'it cannot'}")
 
 
-LEAK_HINT = ("draw ids, change only the tokens after position t, and compare the logits at positions <= t "
-             "(torch.allclose): they must not move")
+LEAK_HINT = "what may the logits at a position depend on? design an experiment that would show a violation"
 register_with_hidden("09_mystery_runs.future_leak", hint=LEAK_HINT)(FutureLeak)
 
 
@@ -171,5 +223,6 @@ class FixedTraining:
                               "when they may not: they were trained with the future in view (the attention mask)")
 
 
-TRAIN_HINT = "four planted bugs: the labels, the attention mask, the order of the data, the learning rate"
+TRAIN_HINT = ("read the script line by line against what the course taught; evaluate() scores your weights the "
+              "way the grader does")
 register_with_hidden("09_mystery_runs.fixed_training", hint=TRAIN_HINT)(FixedTraining)

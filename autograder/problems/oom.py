@@ -100,6 +100,13 @@ def cap_and_runs(seed: int) -> tuple[int, list[dict]]:
     rng = random.Random(seed + 1)
     cap = PUBLIC_CAP_BYTES if seed == 0 else int(2 ** rng.uniform(math.log2(8 * MiB), math.log2(256 * MiB)))
     fitting, too_big = [], []
+    if seed != 0:  # hidden: one run that fits only because it checkpoints (ignoring the flag misjudges it)
+        while not fitting:
+            run = random_run(rng)
+            run["batch_size"], run["grad_checkpointing"] = rng.choice([64, 256, 1024, 2048]), True
+            without = reference_bytes(run["config"], run["batch_size"], run["seq_len"], False)
+            if expected(run) < (1 - AMBIGUITY) * cap and without > (1 + AMBIGUITY) * cap:
+                fitting.append(run)
     while len(fitting) < 4 or len(too_big) < 4:
         run = random_run(rng)
         run["batch_size"] = rng.choice([16, 64, 256, 1024, 2048])  # wide range: both sides of the cap
@@ -138,13 +145,27 @@ def fix_problem(seed: int) -> tuple[int, int]:
     rng = random.Random(seed + 2)
     config = tiny_config()
     while True:
-        effective = rng.choice([256, 512, 1024, 2048, 4096])
+        effective = rng.choice([256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096])
         cap = int(2 ** rng.uniform(math.log2(16 * MiB), math.log2(800 * MiB)))
         needs = [reference_bytes(config, effective // accum, SEQ_LEN, ckpt)
                  for accum in divisors(effective) for ckpt in (False, True)]
         full_batch_fits = needs[0] <= cap
-        if not full_batch_fits and min(needs) <= cap and all(abs(n - cap) > AMBIGUITY * cap for n in needs):
+        if (not full_batch_fits and min(needs) <= cap and all(abs(n - cap) > AMBIGUITY * cap for n in needs)
+                and uneven_split_fits(config, effective, cap)):
             return effective, cap
+
+
+def uneven_split_fits(config: GPTConfig, effective: int, cap: int) -> bool:
+    """Whether some count of micro-batches that does NOT divide the effective batch would fit before the best
+    count that does -- so an answer that rounds the micro-batch up (and silently trains on a different
+    effective batch) picks it and is caught, on every hidden draw rather than by luck."""
+    fewest = best_fix(effective, cap)["grad_accum_steps"]
+    for accum in range(2, fewest):
+        rounded_up = -(-effective // accum)
+        if effective % accum and any(reference_bytes(config, rounded_up, SEQ_LEN, ckpt) <= cap
+                                     for ckpt in (False, True)):
+            return True
+    return False
 
 
 def divisors(number: int) -> list[int]:
@@ -190,11 +211,11 @@ class FixOOM:
                               "costs recomputation there")
 
 
-register("07_oom.estimate", hint="parameters + AdamW m and v (once) + activations per layer per token + "
-         "logits; see chapters/memory/estimator.py's docstring")(PeakEstimate)
+register("07_oom.estimate", hint="list what lives in memory during a training step (weights, gradients, optimizer state, "
+         "activations, logits) and read chapters/memory/estimator.py's docstring")(PeakEstimate)
 register("07_oom.estimate_hidden", hint="the same estimate on other models", hidden=True)(PeakEstimate)
-FITS_HINT = "compare estimate_peak_bytes(...) of each run with the cap"
+FITS_HINT = "you already have an estimate; what does each run need, and what does the cap allow?"
 register_with_hidden("07_oom.fits", hint=FITS_HINT)(PredictFits)
-FIX_HINT = ("try accumulation steps 1, 2, 4... (divisors of the effective batch); at each, the micro-batch "
-            "without checkpointing, then with it; return the first that fits")
+FIX_HINT = ("the effective batch must not change; of the settings that fit, which one wastes the least "
+            "time? (section 4 compares the costs)")
 register_with_hidden("07_oom.fix", hint=FIX_HINT)(FixOOM)

@@ -42,7 +42,24 @@ def stopping_cases(seed: int) -> list[dict]:
                 losses[position] = min(v for v in losses[:position] if v is not None) - min_delta
         cases.append({"losses": losses, "patience": rng.randint(1, 4), "min_delta": min_delta,
                       "restore_best": index != 0 or seed == 0})
-    return cases
+    return [*cases, exact_min_delta_case(rng)]
+
+
+def exact_min_delta_case(rng: random.Random) -> dict:
+    """A sequence where an improvement of exactly ``min_delta`` comes right after the best value and every later
+    value is worse: counting it as an improvement stops one evaluation later and keeps other weights, so an
+    answer that ignores ``min_delta`` fails on every draw, not on a lucky one."""
+    min_delta = rng.choice([1, 2]) / 64
+    patience = rng.randint(1, 4)
+    level = rng.randint(100, 200)
+    losses = []
+    for _ in range(rng.randint(2, 6)):
+        level -= rng.randint(3, 6)
+        losses.append(level / 64)
+    best = losses[-1]
+    losses.append(best - min_delta)
+    losses += [best + rng.randint(0, 4) / 64 for _ in range(patience + 2)]
+    return {"losses": losses, "patience": patience, "min_delta": min_delta, "restore_best": True}
 
 
 class EarlyStoppingCheck:
@@ -62,9 +79,8 @@ class EarlyStoppingCheck:
                                   f"{expected['weights_from']}, got {got['stopped_at']} and {got['weights_from']}")
 
 
-HINT_STOPPING = ("improvement means val_loss < best - min_delta; count evaluations without one and set "
-                 "trainer.should_stop when the count reaches patience; keep a *copy* of the best weights "
-                 "(state_dict() tensors change in place) and load it in on_run_end when restore_best")
+HINT_STOPPING = ("what counts as an improvement, what you count between improvements, and what you keep of the "
+                 "best model (does a state_dict stay the same while training goes on?)")
 register_with_hidden(f"{ASSIGNMENT}.early_stopping", hint=HINT_STOPPING)(EarlyStoppingCheck)
 
 
@@ -86,6 +102,7 @@ def curves(seed: int) -> tuple[str, list[int], list[float], list[float]]:
     last = evaluations - 1
     if kind == "healthy":
         val = [lowest + (3.0 - lowest) * 0.7 ** i for i in range(evaluations)]
+        val[-1] = min(val) * (1 + rng.uniform(0.01, 0.06))  # evaluation noise: a last uptick well under 10 %
         return kind, steps, [v * 0.97 for v in val], val
     rise = rng.uniform(0.2, 1.0) * lowest / (last - best) ** 2
     fall = (3.0 - lowest) / best ** 2
@@ -96,6 +113,15 @@ def curves(seed: int) -> tuple[str, list[int], list[float], list[float]]:
     return kind, steps, train, val
 
 
+def curve_seeds(seed: int) -> list[int]:
+    """Public: one run. Hidden: one run of each kind, in an order drawn from the seed."""
+    if seed == 0:
+        return [0]
+    seeds = [3 * seed + offset for offset in range(len(KINDS))]  # curves() takes the kind from seed % 3
+    random.Random(seed).shuffle(seeds)
+    return seeds
+
+
 def expected_overfitting_diagnosis(seed: int) -> dict:
     kind, steps, _, val = curves(seed)
     return {"label": kind, "evidence_step": steps[val.index(min(val))] if kind == "overfitting" else None}
@@ -104,27 +130,38 @@ def expected_overfitting_diagnosis(seed: int) -> dict:
 class OverfittingDiagnosis:
     @staticmethod
     def prepare(seed, folder):
-        _, steps, train, val = curves(seed)
-        run_dir = folder / "run"
-        run_dir.mkdir()
-        lines = [{"event": "run_start", "timestamp": 0.0, "step": 0}]
-        for step, train_loss, val_loss in zip(steps, train, val):
-            lines += [{"step": step, "epoch": 0, "train_loss": train_loss},
-                      {"step": step, "epoch": 0, "val_loss": val_loss}]
-        lines.append({"event": "run_end", "timestamp": 0.0, "step": steps[-1], "status": "completed"})
-        (run_dir / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-        return "run"
+        run_dirs = []
+        for index, curve_seed in enumerate(curve_seeds(seed)):
+            _, steps, train, val = curves(curve_seed)
+            run_dir = folder / f"run-{index}"
+            run_dir.mkdir()
+            lines = [{"event": "run_start", "timestamp": 0.0, "step": 0}]
+            for step, train_loss, val_loss in zip(steps, train, val):
+                lines += [{"step": step, "epoch": 0, "train_loss": train_loss},
+                          {"step": step, "epoch": 0, "val_loss": val_loss}]
+            lines.append({"event": "run_end", "timestamp": 0.0, "step": steps[-1], "status": "completed"})
+            (run_dir / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+            run_dirs.append(run_dir.name)
+        return run_dirs
 
     @staticmethod
-    def judge(seed, observation):
+    def judge(seed, observations):
+        seeds = curve_seeds(seed)
+        if len(observations) != len(seeds):
+            raise CheckFailed(f"expected {len(seeds)} answers, got {len(observations)}")
+        for curve_seed, observation in zip(seeds, observations):
+            OverfittingDiagnosis.judge_one(curve_seed, observation)
+
+    @staticmethod
+    def judge_one(seed, observation):
         expected = expected_overfitting_diagnosis(seed)
         if observation != expected:
             raise CheckFailed(f"expected {expected}, got {observation} (overfitting: val ended 10 % or more above "
                               "its minimum while train fell; divergence: train rose too; else healthy)")
 
 
-HINT_DIAGNOSIS = ("find the val minimum; val ending >= 10 % above it with train lower than at the minimum is "
-                  "overfitting (evidence_step: the minimum's step); train higher too is divergence; else healthy")
+HINT_DIAGNOSIS = ("the notebook's definitions of the three verdicts: look at where val is lowest and what both "
+                  "curves do after it")
 register_with_hidden(f"{ASSIGNMENT}.diagnose_overfitting", hint=HINT_DIAGNOSIS)(OverfittingDiagnosis)
 
 
@@ -156,6 +193,6 @@ class RegularisationCheck:
                               "learning has no gap either)")
 
 
-HINT_REGULARISATION = ("a dict with dropout, weight_decay, lines_per_dialect and steps within "
-                       "Regularisation.BOUNDS; try each knob with train_regularised + measure_gap")
+HINT_REGULARISATION = ("each knob in Regularisation.BOUNDS attacks the gap differently; measure a few choices "
+                       "with the notebook's helpers before you commit to one")
 register_with_hidden(f"{ASSIGNMENT}.regularisation", hint=HINT_REGULARISATION)(RegularisationCheck)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from chapters.cli.args import add_course_option, open_course, path_text
@@ -24,10 +25,14 @@ def run(args) -> int:
 
     course = open_course(args, args.assignment)
     notebook = args.notebook or course.release_path(args.assignment)
+    # Running a notebook takes seconds to a minute: say so first, so a learner does not wait in silence.
+    print(f"checking {notebook}: running it top to bottom, then its public tests...", flush=True)
+    started = time.perf_counter()
     try:
         result = grade_notebook(course, args.assignment, notebook, public_only=True)
     except NotebookError as err:  # the course's own notebook (the tests come from its source) is broken
         raise UsageError(f"the course notebook is broken: {err}") from None
+    print(f"checked in {time.perf_counter() - started:.0f} s", flush=True)
     if result.status == "invalid":
         raise UsageError(result.notes[0])
     for problem in result.problems:

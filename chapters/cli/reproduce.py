@@ -55,8 +55,11 @@ def run(args) -> int:
 
     report = sys.stderr if args.json else sys.stdout  # with --json, stdout holds the document only
     outcomes = []
-    for scenario_id, job_options, out_dir in tqdm(jobs, desc="scenarios", unit="scenario", file=sys.stderr):
-        outcomes.append(reproduce(scenario_id, job_options, out_dir))
+    bar = tqdm(jobs, desc="scenarios", unit="scenario", file=sys.stderr)
+    for scenario_id, job_options, out_dir in bar:
+        outcome = reproduce(scenario_id, job_options, out_dir, report=lambda line: bar.write(line, file=sys.stderr))
+        bar.write(f"{format_table([outcome]).splitlines()[1]}", file=sys.stderr)
+        outcomes.append(outcome)
     print(format_table(outcomes), file=report)
     if args.json:
         print(json.dumps({"scenarios": [

@@ -18,7 +18,7 @@ from chapters.cli.args import (doctor_labels, float_within, log_levels, non_nega
 from chapters.core import distributed, interrupts
 from chapters.core.callbacks import History
 from chapters.core.data import DataError, markov_corpus, text_corpus
-from chapters.core.devices import DeviceError, resolve_device
+from chapters.core.devices import DeviceError, course_cpu_threads, resolve_device
 from chapters.core.model import PRESETS
 from chapters.core.progress import ProgressBar
 from chapters.core.run import DEFAULT_SEQ_LEN, build_trainer, preset_config
@@ -73,6 +73,7 @@ def run(args) -> int:
 
     try:
         device = resolve_device(args.device)
+        course_cpu_threads()  # a bad CLINIC_CPU_THREADS is said now, before any work
         corpus = (text_corpus(args.text, PRESETS[args.preset].block_size, args.text_sha256) if args.text
                   else markov_corpus(DEFAULT_SEQ_LEN[args.preset]))
     except (DeviceError, DataError) as err:

@@ -33,7 +33,7 @@ import torch
 from chapters.core import distributed, interrupts
 from chapters.core.callbacks import Callback, FrozenRecord, MetricRecord
 from chapters.core.data import Corpus, make_loader
-from chapters.core.devices import is_out_of_memory, resolve_device, resolve_precision
+from chapters.core.devices import is_out_of_memory, resolve_device, resolve_precision, use_course_cpu_threads
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
@@ -115,6 +115,8 @@ class Trainer:
         self.config = config
         self.corpus = corpus
         device = resolve_device(config.device)
+        if device.type == "cpu":
+            use_course_cpu_threads()  # one thread for the course's tiny models: see course_cpu_threads
         self.ranks = distributed.setup(device)  # who this process is under torchrun; Ranks() without it
         self.device = distributed.rank_device(device, self.ranks)
         self.precision = resolve_precision(config.precision, self.device)

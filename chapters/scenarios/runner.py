@@ -9,6 +9,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import psutil
 import torch
@@ -127,12 +128,15 @@ def cap_memory(headroom_gb: float, options: Options) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
 
 
-def reproduce(scenario_id: str, options: Options, out_dir: Path) -> Outcome:
+def reproduce(scenario_id: str, options: Options, out_dir: Path,
+              report: Callable[[str], None] | None = None) -> Outcome:
     """Broken and fixed runs of one scenario (one cause), their plots, and the verdict on each.
 
     The healthy scenario has a single reference run; it is written to both ``broken/`` and ``fixed/`` so
-    every scenario directory has the same layout.
+    every scenario directory has the same layout. ``report`` receives one line as each run starts and ends
+    (``clinic reproduce`` prints them: a run takes seconds to a minute, and silence looks like a hang).
     """
+    report = report or (lambda line: None)
     from chapters.plots import plot_comparison, plot_run
 
     scenario = SCENARIOS[scenario_id]
@@ -145,7 +149,10 @@ def reproduce(scenario_id: str, options: Options, out_dir: Path) -> Outcome:
         run_dir = out_dir / variant
         if variant == "broken" and not scenario.EXPECT_SYMPTOM:
             continue  # healthy: copied from the fixed run below
+        report(f"{scenario_id}{f' ({options.cause})' if options.cause else ''}: {variant} run...")
         results[variant] = run_variant(scenario_id, variant, options, run_dir)
+        report(f"{scenario_id}{f' ({options.cause})' if options.cause else ''}: {variant} run done in "
+               f"{results[variant].seconds:.1f} s")
     if "broken" not in results:
         shutil.copytree(out_dir / "fixed", out_dir / "broken", dirs_exist_ok=True)
         results["broken"] = read_result(out_dir / "broken", 0.0)
