@@ -15,6 +15,7 @@ import json
 import multiprocessing
 import os
 import time
+import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -53,6 +54,7 @@ def grade_one(course_root: str, submission: Submission, limits: SandboxLimits) -
     except (NotebookError, found.SubmissionError) as err:
         result = unusable(course, submission.assignment, str(err))
     except Exception as err:  # noqa: BLE001 -- a grader bug on one submission must not stop the batch
+        traceback.print_exc()  # the instructor's stderr gets the whole story; the student's note gets one line
         result = unusable(course, submission.assignment, f"the grader failed on this submission "
                                                           f"({type(err).__name__}: {str(err)[:200]})")
         result.status = "crashed"

@@ -35,7 +35,13 @@ def score_sequence(seed: int, kind: str) -> dict:
     if seed == 0:
         return PUBLIC_SEQUENCES[kind]
     rng = random.Random(seed)
-    full = kind == "full"
+    while True:  # a draw without enough finite scores for the planted tie is drawn again (same seed, same result)
+        sequence = _draw_sequence(rng, full=kind == "full")
+        if sequence is not None:
+            return sequence
+
+
+def _draw_sequence(rng: random.Random, full: bool) -> dict | None:
     scores = []
     for _ in range(rng.randint(8, 14)):
         if full and rng.random() < 0.15:
@@ -51,9 +57,19 @@ def score_sequence(seed: int, kind: str) -> dict:
     restart_at = rng.randint(k + 2, len(scores) - 1)
     after_restart = restart_at - 1  # the index of the first score the new object sees
     earlier = [v for v in scores[:after_restart] if not math.isnan(v)]
+    if not earlier:
+        return None
     scores[after_restart] = max(earlier) + 0.5 if mode == "min" else min(earlier) - 0.5
-    position = rng.choice([i for i in range(k + 2, len(scores)) if i != after_restart])
-    ranked = sorted((v for v in scores[:position] if not math.isnan(v)), reverse=mode == "max")
+
+    def finite_before(index: int) -> list[float]:
+        return [v for v in scores[:index] if not math.isnan(v)]
+
+    # The tie needs a K-th best to copy: only places with at least K finite scores before them will do.
+    places = [i for i in range(k + 2, len(scores)) if i != after_restart and len(finite_before(i)) >= k]
+    if not places:
+        return None
+    position = rng.choice(places)
+    ranked = sorted(finite_before(position), reverse=mode == "max")
     scores[position] = ranked[k - 1]
     return {"k": k, "mode": mode, "scores": scores, "restart_at": restart_at}
 
