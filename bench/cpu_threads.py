@@ -15,8 +15,9 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from busy import busy_neighbours  # bench/busy.py: this script's folder is on sys.path
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = """
@@ -50,9 +51,7 @@ def main() -> None:
     print(f"{os.cpu_count()} CPUs; {args.steps} steps of the tiny preset; median of {args.repeats}")
     print(f"{'busy':>5}  {'threads':<13}{'seconds':>8}{'vs 1':>7}")
     for busy in (int(n) for n in args.busy.split(",")):
-        spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
-        try:
-            time.sleep(0.5)  # let the spinners take their cores
+        with busy_neighbours(busy):
             medians = {threads: [] for threads in (1, 2, 0)}  # 0: torch's default
             for _ in range(args.repeats):  # interleaved: drift in the machine's load hits all three alike
                 for threads in medians:
@@ -62,10 +61,6 @@ def main() -> None:
                 seconds = statistics.median(s for s, _ in runs)
                 label = f"{runs[0][1]}" + (" (default)" if threads == 0 else "")
                 print(f"{busy:>5}  {label:<13}{seconds:>8.2f}{seconds / base:>7.2f}", flush=True)
-        finally:
-            for spinner in spinners:
-                spinner.kill()
-                spinner.wait()
 
 
 if __name__ == "__main__":

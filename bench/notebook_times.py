@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +28,7 @@ from nbclient import NotebookClient
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autograder.course import Course  # noqa: E402
+from busy import busy_neighbours  # noqa: E402 -- bench/busy.py: this script's folder is on sys.path
 
 
 def run_seconds(path: Path) -> float:
@@ -49,17 +49,12 @@ def main() -> None:
     parser.add_argument("assignments", nargs="*", metavar="ID", help="default: every assignment")
     args = parser.parse_args()
     course = Course.find()
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
-    try:
+    with busy_neighbours(args.busy):
         print(f"{'assignment':<22}{'solved s':>10}{'blank s':>10}   ({args.busy} busy process(es))")
         for assignment in args.assignments or course.assignments():
             solved = statistics.median(run_seconds(course.source_path(assignment)) for _ in range(args.repeats))
             blank = statistics.median(run_seconds(course.release_path(assignment)) for _ in range(args.repeats))
             print(f"{assignment:<22}{solved:>10.1f}{blank:>10.1f}", flush=True)
-    finally:
-        for spinner in spinners:
-            spinner.kill()
-            spinner.wait()
 
 
 if __name__ == "__main__":
