@@ -42,8 +42,9 @@ from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.oscillation import fell_back, thrashing
 from chapters.doctor.plateau import dead_network, relapse
+from chapters.doctor.reference import log_noise
 from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump
-from chapters.doctor.signals import blew_up, first_sustained, noise_scale, reference_level, smooth, window_for
+from chapters.doctor.signals import blew_up, first_sustained, reference_level, smooth, window_for
 
 RISE = 1.5
 LR_CAUSE = 0.9
@@ -72,7 +73,7 @@ def check(run) -> list[Finding]:
         return [_finding(run, smoothed, exploded, window, confidence(0.7, peak / (signals.BLOWUP * start)),
                          f"train loss hit {peak:.4g} at step {int(loss.idxmax())}, x{peak / start:.0f} what an "
                          f"untrained model scores ({start:.4g}), and never got below that level again")]
-    step = first_sustained(smoothed >= rise_limit(loss, start), sustained)
+    step = first_sustained(smoothed >= rise_limit(run, loss, start), sustained)
     if step is not None and (lr_jump(run, climb_start(smoothed, step), window, step) >= LR_JUMP
                              or not fell_back(smoothed, start)):
         peak = float(smoothed.max())
@@ -88,11 +89,10 @@ def check(run) -> list[Finding]:
     return []
 
 
-def rise_limit(loss, reference: float) -> float:
+def rise_limit(run, loss, reference: float) -> float:
     """The level the smoothed loss must pass to count as risen: ``RISE`` x the reference, or more on a noisy
-    run -- ``NOISE_UNITS`` x the smoothed curve's noise (one record's log-scale noise / sqrt(window))."""
-    noise = noise_scale(np.log(loss)) / math.sqrt(window_for(len(loss)))
-    return reference * max(RISE, math.exp(signals.NOISE_UNITS * noise))
+    run -- ``NOISE_UNITS`` x the noise of the comparison (:func:`reference.log_noise`)."""
+    return reference * max(RISE, math.exp(signals.NOISE_UNITS * log_noise(run, loss)))
 
 
 def _finding(run, smoothed, step, window, score, evidence) -> Finding:
