@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.oscillation import fell_back, thrashing

@@ -10,9 +10,9 @@ few records (positive).
 
 A second statistic catches the one big swing: the smoothed loss (rolling median, as for ``divergence``)
 stays at or above ``BOUNCE`` x the untrained reference (:func:`signals.reference_level`; more on a noisy
-run, in ``NOISE_UNITS`` of the comparison's noise, :func:`reference.log_noise`) for a few records, and the run still *ends* below
-``FELL_BACK`` x the reference. Why: healthy runs never climb above their starting loss (at most 1.11x in the
-benchmark, the first records' noise); a learning rate too high for the batch throws the weights out of the
+run, in ``NOISE_UNITS`` of the comparison's noise, :func:`reference.log_noise`) for a few records, and
+the run still *ends* below ``FELL_BACK`` x the reference. Why: healthy runs never climb above their
+starting loss (at most 1.11x in the benchmark, the first records' noise); a learning rate too high for the batch throws the weights out of the
 valley (the loss jumps to 1.4-2x its start in the course's oscillation scenario) and they fall back in and
 bounce on. A run that goes up and *stays* up is ``divergence``; so is one whose jump starts where the
 logged learning rate rose several-fold (:mod:`chapters.doctor.schedule`): then the LR threw it out, and
