@@ -28,8 +28,9 @@ A run whose loss rose like that but then fell back and *ended* below its start
 (:data:`oscillation.FELL_BACK`), with no LR jump, is not diverging: it was thrown out of the valley and fell
 back in, and :mod:`chapters.doctor.oscillation` reports that swing.
 
-Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-11-30): divergence
-20/36 top-1 (27/36 at any rank); all labels 203/243, 2/90 false alarms (docs/doctor.md).
+Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): divergence
+29/36 top-1 (30/36 at any rank; 20/36 before the LR-as-cause and relapse changes); all labels 215/243, 1/90
+false alarms; held-out family and seed: 96/126, 3/45 (docs/doctor.md).
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ A second statistic catches the one big swing: the smoothed loss (rolling median,
 stays at or above ``BOUNCE`` x the untrained reference (:func:`signals.reference_level`; more on a noisy
 run, in ``NOISE_UNITS`` of the comparison's noise, :func:`reference.log_noise`) for a few records, and
 the run still *ends* below ``FELL_BACK`` x the reference. Why: healthy runs never climb above their
-starting loss (at most 1.11x in the benchmark, the first records' noise); a learning rate too high for the batch throws the weights out of the
+starting loss (at most 1.11x in the benchmark, the first records' noise); a learning rate too high for the
+batch throws the weights out of the
 valley (the loss jumps to 1.4-2x its start in the course's oscillation scenario) and they fall back in and
 bounce on. A run that goes up and *stays* up is ``divergence``; so is one whose jump starts where the
 logged learning rate rose several-fold (:mod:`chapters.doctor.schedule`): then the LR threw it out, and
@@ -41,8 +42,9 @@ fixed validation set has no sampling noise, so its changes are the weights' doin
 steps moves it by at most 0.2 % per evaluation (the benchmark's plateaus), one whose steps overshoot by
 several percent (its thrashing runs: 1.7-92 %).
 
-Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-11-30): oscillation
-9/18 top-1 (10/18 at any rank); all labels 203/243, 2/90 false alarms (docs/doctor.md).
+Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): oscillation
+10/18 top-1 (11/18 at any rank); all labels 215/243, 1/90 false alarms; held-out family and seed: 96/126, 3/45
+(docs/doctor.md).
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ Statistic: the largest record-to-record ratio lr[i] / lr[i-1] among the records 
 before the onset to one after it (an onset found on a smoothed curve lags the event by up to half the
 smoothing window, so callers pass their window). Threshold: ``LR_JUMP`` (3). Why: schedules move the LR
 smoothly and mostly *down* (cosine, step decay, linear decay change it by a few percent per record);
-warmup raises it, but a few percent per step. A factor of 3 from one record to the next is a restart or a mistake -- and a loss that
+warmup raises it, but a few percent per step. A factor of 3 from one record to the next is a restart or a
+mistake -- and a loss that
 jumps at that same record was thrown out by it. The test only *attributes* a change the loss rules found;
 it never raises a finding alone (a warm restart on a healthy run raises the LR too, and nothing follows).
 """
