@@ -22,7 +22,8 @@ it fell back only because a schedule brought the LR down again.
 A third catches thrashing for the whole run (tiny batches at a high learning rate): the log loss swings
 from record to record by ``MIN_THRASH`` or more (its robust per-record scale, :func:`signals.noise_scale`,
 over the run after its first 5 %), *and* the run does not learn -- the median loss of its second half is
-still at least ``STUCK`` x the untrained reference (and at most ``CEILING`` x: above that the run has
+still at least ``STUCK`` x the untrained reference (ln K when declared, else the median of the first 5 %:
+one record of a run this noisy is no start) (and at most ``CEILING`` x: above that the run has
 diverged, and ``divergence`` -- which leaves thrashing runs to this rule -- reports it), and it never
 learned and gave it back (:func:`plateau.relapse`: a run that did learn and was thrown back is the
 divergence or the dead network those rules report), and its learning rate never jumped several-fold
@@ -57,7 +58,7 @@ import pandas as pd
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.plateau import relapse
-from chapters.doctor.reference import log_noise
+from chapters.doctor.reference import declared, log_noise
 from chapters.doctor.schedule import climb_start, lr_ever_raised, lr_raised
 from chapters.doctor.signals import curve, first_sustained, noise_scale, reference_level, smooth, tail, window_for
 
@@ -110,6 +111,8 @@ def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
     body = loss.iloc[max(1, len(loss) // 20):]
     swing = noise_scale(np.log(body))
     level = float(body.iloc[len(body) // 2:].median())
+    if not declared(run):  # "where it started": the first 5 %, not one record of a run this noisy
+        reference = float(loss.iloc[:max(1, len(loss) // 20)].median())
     if swing < MIN_THRASH or not STUCK * reference <= level <= CEILING * reference or relapse(loss, reference) \
             or lr_ever_raised(run) or not val_moves(run):
         return []
