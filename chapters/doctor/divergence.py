@@ -29,7 +29,7 @@ A run whose loss rose like that but then fell back and *ended* below its start
 back in, and :mod:`chapters.doctor.oscillation` reports that swing.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): divergence
-29/36 top-1 (30/36 at any rank; 20/36 before the LR-as-cause and relapse changes); all labels 215/243, 1/90
+29/36 top-1 (30/36 at any rank; 20/36 before the LR-as-cause and relapse changes); all labels 214/243, 1/90
 false alarms; held-out family and seed: 96/126, 3/45 (docs/doctor.md).
 """
 

@@ -34,7 +34,7 @@ ones, they do not learn (the same mechanism run the other way: Jacobians with no
 norm is exactly zero is frozen or dead, not vanishing: the frozen rule reports it.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01):
-grad_explosion 11/12 top-1, vanishing_gradients 7/9; all labels 215/243, 1/90 false alarms; held-out family and
+grad_explosion 11/12 top-1, vanishing_gradients 7/9; all labels 214/243, 1/90 false alarms; held-out family and
 seed: 96/126, 3/45 (docs/doctor.md).
 """
 

@@ -44,7 +44,7 @@ steps moves it by at most 0.2 % per evaluation (the benchmark's plateaus), one w
 several percent (its thrashing runs: 1.7-92 %).
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): oscillation
-10/18 top-1 (11/18 at any rank); all labels 215/243, 1/90 false alarms; held-out family and seed: 96/126, 3/45
+9/18 top-1 (10/18 at any rank); all labels 214/243, 1/90 false alarms; held-out family and seed: 96/126, 3/45
 (docs/doctor.md).
 """
 

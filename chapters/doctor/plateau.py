@@ -27,7 +27,7 @@ gradients as large as before or larger (``divergence``). Without ``grad_norm`` t
 an LR jump at the relapse, the learning rate is the cause and ``divergence`` reports it.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): loss_plateau
-(never learned and dead network) 26/27 top-1; all labels 215/243, 1/90 false alarms; held-out family and seed:
+(never learned and dead network) 26/27 top-1; all labels 214/243, 1/90 false alarms; held-out family and seed:
 96/126, 3/45 (docs/doctor.md).
 """
 
