@@ -157,3 +157,54 @@ def test_a_network_that_dies_at_ln_k_with_tiny_gradients_is_a_plateau_not_an_exp
     path = write_log(tmp_path, records(loss, grad_norm=norms), start={"num_classes": 4})
     found = labels(path)
     assert found[:1] == ["loss_plateau"] and "grad_explosion" not in found
+
+
+# ------------------------------------------------------------------------------- the logged LR as a cause
+def test_a_loss_thrown_out_when_the_lr_jumps_is_divergence_even_when_a_schedule_brings_it_back(tmp_path):
+    # The LR is raised 500x at step 1000; the loss leaps to 10x ln V, then a decaying schedule brings it
+    # back below the start by the end -- a bounce in the loss alone, divergence by its cause.
+    rng = np.random.default_rng(5)
+    count = 300
+    loss = learning_curve(count, rng, start=math.log(12), end=1.6)
+    jump = np.arange(count) >= 100
+    loss = np.where(jump, 1.6 + 25 * np.exp(-(np.arange(count) - 100) / 30), loss) * np.exp(
+        rng.normal(0, 0.03, count))
+    lr = np.where(jump, 2.0 * np.linspace(1, 0.05, count), 0.004)
+    rows = records(loss)
+    for row, value in zip(rows, lr):
+        row["lr"] = float(value)
+    found = diagnose(write_log(tmp_path, rows, start={"vocab_size": 12})).findings
+    assert found[0].anomaly == "divergence" and found[0].confidence >= 0.9 and "learning rate rose" in \
+        found[0].evidence
+    assert found[0].step <= 1000 + 10 * 3  # at the jump, not where the smoothed loss crossed a threshold
+
+
+def test_the_same_bounce_with_a_steady_lr_is_left_to_oscillation(tmp_path):
+    rng = np.random.default_rng(5)
+    count = 300
+    loss = learning_curve(count, rng, start=math.log(12), end=1.6)
+    loss = np.where(np.arange(count) >= 100, 1.6 + 25 * np.exp(-(np.arange(count) - 100) / 30), loss)
+    found = labels(write_log(tmp_path, records(loss * np.exp(rng.normal(0, 0.03, count))),
+                             start={"vocab_size": 12}))
+    assert found[:1] == ["oscillation"]
+
+
+# ------------------------------------------------------------------ noise that is not thrashing or rising
+def test_a_noisy_regression_stuck_on_tiny_steps_is_not_oscillation(tmp_path):
+    # Squared error differs batch to batch by the targets alone (+-20 %), but the fixed validation set does
+    # not move: the weights are not being thrown around.
+    rng = np.random.default_rng(6)
+    count = 150
+    rows = records(10.3 * np.exp(rng.normal(0, 0.2, count)))
+    rows += [{"step": (i + 1) * 100, "val_loss": 10.32 - 1e-4 * i} for i in range(15)]
+    assert "oscillation" not in labels(write_log(tmp_path, rows))
+
+
+def test_a_lucky_first_small_batch_is_no_reference_for_a_rise(tmp_path):
+    # Batches of two: the first record is half what the run's next hundred records score, with no
+    # run_start to say ln K. The run learns; nothing rose.
+    rng = np.random.default_rng(7)
+    count = 600
+    loss = learning_curve(count, rng, start=1.1, end=0.6, noise=0.3)
+    loss[0] = 0.5
+    assert labels(write_log(tmp_path, records(loss))) == []

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from bench.families.cases import Case
-from bench.families.tasks import FAMILIES
+from bench.families.tasks import FAMILIES, HELD_OUT_FAMILIES
 
 MINIMAL_KEYS = ("step", "epoch", "train_loss", "val_loss", "lr", "tokens_per_sec", "gpu_memory_gb", "timestamp")
 BASE_LR = {"sgd": 0.1, "momentum": 0.03, "adam": 3e-3, "adamw": 3e-3, "rmsprop": 1e-3, "adagrad": 0.05}
@@ -78,7 +78,7 @@ def generate(case: Case, directory: Path) -> Path:
     plan = case.plan()
     fault = case.fault
     leak = plan["leak"] if fault == "leakage" else 0.0
-    task = FAMILIES[case.family](case.seed, fault, leak)
+    task = {**FAMILIES, **HELD_OUT_FAMILIES}[case.family](case.seed, fault, leak)
     model = task.model
     if fault == "frozen_parameters":
         for parameter in next(iter(groups(model).values())):

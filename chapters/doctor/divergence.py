@@ -4,40 +4,49 @@ Statistic: the train-loss curve smoothed by a rolling median, compared with the 
 (:func:`signals.reference_level`: ln V or ln K when ``run_start`` declares ``vocab_size`` /
 ``num_classes``, else the first record). Threshold: the smoothed loss stays above the reference by a
 factor of at least ``RISE`` *and* by at least ``NOISE_UNITS`` of the smoothed curve's own noise (on a log
-scale) for a sustained stretch (``max(3, 2 %)`` of the records); or -- after the run had learned (smoothed
-loss below half the reference) -- comes back to ``RELAPSE`` x the reference; or one record at ``BLOWUP`` (10) x the reference after which the run never
-gets below the reference again (:func:`signals.blew_up`). Why: a random model's loss
-is the worst a sane run sees; an optimizer that pushes it higher is being thrown out of the basin
-(learning rate too high for the curvature). Why the declared reference: an LR far too high can throw the
-loss up between the first and the second record, so a start level taken from the first records would be
-measured after the jump. Why noise units: with the first record as reference, a small-batch run's first
-record can be 50 % off, and its later records swing as much.
+scale) for a sustained stretch (``max(3, 2 %)`` of the records); or one record at ``BLOWUP`` (10) x the
+reference after which the run never gets below the reference again (:func:`signals.blew_up`); or the run
+learned and then gave most of it back, to the end (:func:`plateau.relapse`) without the signature of a
+dead network. Why: a random model's loss is the worst a sane run sees; an optimizer that pushes it higher
+is being thrown out of the basin (learning rate too high for the curvature), and one that undoes what the
+run learned is being thrown out of the valley it found. Why the declared reference: an LR far too high can
+throw the loss up between the first and the second record, so a start level taken from the first records
+would be measured after the jump. Why noise units: with the first record as reference, a small-batch
+run's first record can be 50 % off, and its later records swing as much.
+
+The cause, when the log shows it: if the logged learning rate rose several-fold at the records where the
+loss left (:mod:`chapters.doctor.schedule`), the finding says so and its confidence is at least
+``LR_CAUSE`` -- a loss that leaps at the very record the LR was raised is the most specific evidence a log
+can hold -- and it stands even when the loss fell back later (with a schedule decaying the raised LR the
+run recovers, and ``oscillation``'s bounce would otherwise claim it).
 
 A run that came back to the reference and *sits* there with collapsed gradients is a dead network, which
-:func:`plateau.dead_network` reports as ``loss_plateau``; the relapse branch leaves it to that rule.
+:func:`plateau.dead_network` reports as ``loss_plateau``; this rule leaves it to that one, even when the
+bad update threw the loss far above the reference on its way down.
 
 A run whose loss rose like that but then fell back and *ended* below its start
-(:data:`oscillation.FELL_BACK`) is not diverging: it was thrown out of the valley and fell back in, and
-:mod:`chapters.doctor.oscillation` reports that swing.
+(:data:`oscillation.FELL_BACK`), with no LR jump, is not diverging: it was thrown out of the valley and fell
+back in, and :mod:`chapters.doctor.oscillation` reports that swing.
 
-Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-11-30): divergence
-20/36 top-1 (27/36 at any rank); all labels 203/243, 2/90 false alarms (docs/doctor.md).
+Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): divergence
+29/36 top-1 (30/36 at any rank; 20/36 before the LR-as-cause and relapse changes); all labels 214/243, 1/90
+false alarms; held-out family and seed: 96/126, 3/45 (docs/doctor.md).
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.oscillation import fell_back, thrashing
-from chapters.doctor.plateau import dead_network
-from chapters.doctor.signals import blew_up, first_sustained, noise_scale, reference_level, smooth, window_for
+from chapters.doctor.plateau import dead_network, relapse
+from chapters.doctor.reference import log_noise
+from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump
+from chapters.doctor.signals import blew_up, first_sustained, reference_level, smooth, window_for
 
 RISE = 1.5
-RELAPSE = signals.RELAPSE
+LR_CAUSE = 0.9
 LESSON = "docs/doctor.md#divergence"
 
 
@@ -51,41 +60,47 @@ def check(run) -> list[Finding]:
     start = reference_level(run, loss)
     if start <= 0:
         return []
-    smoothed = smooth(loss, window_for(len(loss)))
+    window = window_for(len(loss))
+    smoothed = smooth(loss, window)
     sustained = max(3, len(loss) // 50)
-    if thrashing(loss, start):
-        return []  # swinging around the untrained level for the whole run: oscillation reports it
+    if thrashing(run, loss, start) or dead_network(run, loss, start):
+        return []  # swinging around the untrained level for the whole run, or died: oscillation and
+        # loss_plateau report those
     exploded = blew_up(loss, start)
     if exploded is not None:
         peak = float(loss.max())
-        return [_finding(exploded, confidence(0.7, peak / (signals.BLOWUP * start)),
+        return [_finding(run, smoothed, exploded, window, confidence(0.7, peak / (signals.BLOWUP * start)),
                          f"train loss hit {peak:.4g} at step {int(loss.idxmax())}, x{peak / start:.0f} what an "
                          f"untrained model scores ({start:.4g}), and never got below that level again")]
-    step = first_sustained(smoothed >= rise_limit(loss, start), sustained)
-    if step is not None and not fell_back(smoothed, start):
+    step = first_sustained(smoothed >= rise_limit(run, loss, start), sustained)
+    if step is not None and (lr_jump(run, climb_start(smoothed, step), window, step) >= LR_JUMP
+                             or not fell_back(smoothed, start)):
         peak = float(smoothed.max())
-        return [_finding(step, confidence(0.7, peak / (RISE * start)),
+        return [_finding(run, smoothed, step, window, confidence(0.7, peak / (RISE * start)),
                          f"train loss rose from {start:.4g} at the start to {peak:.4g} (x{peak / start:.1f}) "
                          f"and stayed above x{RISE} from step {step}")]
-    learned = smoothed[smoothed < 0.5 * start]
-    if len(learned):
-        after = smoothed.loc[learned.index[0]:]
-        step = first_sustained(after >= RELAPSE * start, sustained)
-        if step is not None and not dead_network(run, loss, start):
-            return [_finding(step, 0.6, f"train loss fell to {learned.min():.4g}, then climbed back to "
-                                        f"{after.loc[step:].max():.4g} (start {start:.4g}) from step {step}")]
+    relapsed = relapse(loss, start)
+    if relapsed is not None:
+        step, best, end = relapsed
+        return [_finding(run, smoothed, step, window, 0.6,
+                         f"train loss fell to {best:.4g}, then climbed back to {end:.4g} (start {start:.4g}) "
+                         f"from step {step} and stayed there")]
     return []
 
 
-def rise_limit(loss, reference: float) -> float:
+def rise_limit(run, loss, reference: float) -> float:
     """The level the smoothed loss must pass to count as risen: ``RISE`` x the reference, or more on a noisy
-    run -- ``NOISE_UNITS`` x the smoothed curve's noise (one record's log-scale noise / sqrt(window))."""
-    noise = noise_scale(np.log(loss)) / math.sqrt(window_for(len(loss)))
-    return reference * max(RISE, math.exp(signals.NOISE_UNITS * noise))
+    run -- ``NOISE_UNITS`` x the noise of the comparison (:func:`reference.log_noise`)."""
+    return reference * max(RISE, math.exp(signals.NOISE_UNITS * log_noise(run, loss)))
 
 
-def _finding(step, score, evidence) -> Finding:
-    return Finding("divergence", score, int(step), evidence,
+def _finding(run, smoothed, step, window, score, evidence) -> Finding:
+    onset = climb_start(smoothed, step)
+    jump = lr_jump(run, onset, window, step)
+    if jump >= LR_JUMP:
+        score, step = max(score, LR_CAUSE), onset
+        evidence += f"; the learning rate rose x{jump:.0f} where the climb began (step {onset}): it is the cause"
+    return Finding("divergence", score, int(step), evidence, caused_by="lr" if jump >= LR_JUMP else "",
                    fix="lower the learning rate (2-10x), add or lengthen warmup, clip gradients at 1.0",
                    experiment="LR range test: short runs at LRs a factor 3 apart; keep the largest that falls "
                               "smoothly",

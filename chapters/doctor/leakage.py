@@ -16,9 +16,9 @@ that cannot be told from a small validation set.
 Train loss alone is not used: memorising a small training set also goes below the floor (that is
 overfitting, not leakage). Needs a floor: without one the rule stays silent rather than guess.
 
-Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-11-30): leakage
-13/18 top-1 (the misses: leaks the model never learned to use, val above the floor); all labels 203/243,
-2/90 false alarms (docs/doctor.md).
+Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): leakage
+13/18 top-1 (the misses: leaks the model never learned to use, val above the floor); all labels 214/243,
+1/90 false alarms (docs/doctor.md).
 """
 
 from __future__ import annotations

@@ -10,42 +10,66 @@ few records (positive).
 
 A second statistic catches the one big swing: the smoothed loss (rolling median, as for ``divergence``)
 stays at or above ``BOUNCE`` x the untrained reference (:func:`signals.reference_level`; more on a noisy
-run, in ``NOISE_UNITS`` of the smoothed curve's noise) for a few records, and the run still *ends* below
-``FELL_BACK`` x the reference. Why: healthy runs never climb above their starting loss (at most 1.11x in the
-benchmark, the first records' noise); a learning rate too high for the batch throws the weights out of the
+run, in ``NOISE_UNITS`` of the comparison's noise, :func:`reference.log_noise`) for a few records, and
+the run still *ends* below ``FELL_BACK`` x the reference. Why: healthy runs never climb above their
+starting loss (at most 1.11x in the benchmark, the first records' noise); a learning rate too high for the
+batch throws the weights out of the
 valley (the loss jumps to 1.4-2x its start in the course's oscillation scenario) and they fall back in and
-bounce on. A run that goes up and *stays* up is ``divergence``.
+bounce on. A run that goes up and *stays* up is ``divergence``; so is one whose jump starts where the
+logged learning rate rose several-fold (:mod:`chapters.doctor.schedule`): then the LR threw it out, and
+it fell back only because a schedule brought the LR down again.
 
 A third catches thrashing for the whole run (tiny batches at a high learning rate): the log loss swings
 from record to record by ``MIN_THRASH`` or more (its robust per-record scale, :func:`signals.noise_scale`,
 over the run after its first 5 %), *and* the run does not learn -- the median loss of its second half is
-still at least ``STUCK`` x the untrained reference (and at most ``CEILING`` x: above that the run has
-diverged, and ``divergence`` -- which leaves thrashing runs to this rule -- reports it). Why both: small-batch noise is large too, but a healthy
-small-batch run learns, so its loss sinks below the reference (to 0.03-0.8 x in the benchmark); a run
-whose steps overshoot every time swings around where it started.
+still at least ``STUCK`` x the untrained reference (ln K when declared, else the median of the first 5 %:
+one record of a run this noisy is no start) (and at most ``CEILING`` x: above that the run has
+diverged, and ``divergence`` -- which leaves thrashing runs to this rule -- reports it), and it never
+learned and gave it back (:func:`plateau.relapse`: a run that did learn and was thrown back is the
+divergence or the dead network those rules report), and its learning rate never jumped several-fold
+(:mod:`chapters.doctor.schedule`: then the run is not one regime from start to end, and a loss that
+thrashes after the jump is the LR's doing -- ``divergence``). Why both:
+small-batch noise is large too, but a healthy small-batch run learns, so its loss sinks below the
+reference (to 0.03-0.8 x in the benchmark); a run whose steps overshoot every time swings around where it
+started. Why ``MIN_THRASH`` is 10 %: a run that is stuck *because its steps are too small* stays near its
+initialisation, whose predictions are near uniform, and a near-uniform prediction scores about ln K on
+every example whatever its label -- so its per-batch loss barely moves (0.1-2 % per record on the
+benchmark's plateaus, batches of 32). Swings of 10 % or more at an unchanged level mean the predictions are
+confident and keep changing: the weights move a lot and get nowhere. That argument holds for
+cross-entropy; a regression's squared error differs from batch to batch by the targets alone, so when the
+log has evaluations the rule also asks the *validation* loss to move: from one evaluation to the next by
+``VAL_MOVES`` (1 %) or more (robust per-evaluation scale of log val_loss, after its first quarter). A
+fixed validation set has no sampling noise, so its changes are the weights' doing: a run stuck on tiny
+steps moves it by at most 0.2 % per evaluation (the benchmark's plateaus), one whose steps overshoot by
+several percent (its thrashing runs: 1.7-92 %).
 
-Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-11-30): oscillation
-9/18 top-1 (10/18 at any rank); all labels 203/243, 2/90 false alarms (docs/doctor.md).
+Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): oscillation
+9/18 top-1 (10/18 at any rank); all labels 214/243, 1/90 false alarms; held-out family and seed: 96/126, 3/45
+(docs/doctor.md).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
-import math
-
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import first_sustained, noise_scale, reference_level, smooth, tail, window_for
+from chapters.doctor.plateau import relapse
+from chapters.doctor.reference import declared, log_noise
+from chapters.doctor.schedule import climb_start, lr_ever_raised, lr_raised
+from chapters.doctor.signals import curve, first_sustained, noise_scale, reference_level, smooth, tail, window_for
 
 SWING = 0.1
 MIN_ACF = 0.3
 BOUNCE = 1.3
 FELL_BACK = 0.9
-MIN_THRASH = 0.25  # per-record scale of log-loss swings: about +-30 % from one record to the next
+MIN_THRASH = 0.1  # per-record scale of log-loss swings: about +-10 % from one record to the next
 STUCK = 0.85
 CEILING = 2.0  # a run swinging around more than twice the untrained loss has diverged
+VAL_MOVES = 0.01
 LESSON = "docs/doctor.md#oscillation"
 FIX = "lower the learning rate, use a larger effective batch (gradient accumulation), longer warmup"
 EXPERIMENT = "re-run with half the learning rate: the swings should shrink and the loss end lower"
@@ -62,16 +86,16 @@ def check(run) -> list[Finding]:
     if len(loss) < 16:
         return []
     reference = reference_level(run, loss)
-    return bounce(loss, reference) or thrashing(loss, reference) or regular_swings(loss)
+    return bounce(run, loss, reference) or thrashing(run, loss, reference) or regular_swings(loss)
 
 
-def bounce(loss: pd.Series, start: float) -> list[Finding]:
+def bounce(run, loss: pd.Series, start: float) -> list[Finding]:
     """One big swing: up to ``BOUNCE`` x the reference, then back below ``FELL_BACK`` x it by the end."""
     smoothed = smooth(loss, window_for(len(loss)))
-    noise = noise_scale(np.log(loss)) / math.sqrt(window_for(len(loss)))
-    limit = start * max(BOUNCE, math.exp(signals.NOISE_UNITS * noise))
+    limit = start * max(BOUNCE, math.exp(signals.NOISE_UNITS * log_noise(run, loss)))
     step = first_sustained(smoothed >= limit, max(3, len(loss) // 50))
-    if step is None or not fell_back(smoothed, start):
+    if step is None or not fell_back(smoothed, start) or \
+            lr_raised(run, climb_start(smoothed, step), window_for(len(loss)), step):
         return []
     peak, end = float(smoothed.max()), float(tail(smoothed).median())
     return [Finding("oscillation", confidence(0.7, peak / (BOUNCE * start)), int(step),
@@ -81,19 +105,31 @@ def bounce(loss: pd.Series, start: float) -> list[Finding]:
                     fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
 
 
-def thrashing(loss: pd.Series, reference: float) -> list[Finding]:
+def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
     """Large record-to-record swings for the whole run, and no learning: the second half still near the
     reference."""
     body = loss.iloc[max(1, len(loss) // 20):]
     swing = noise_scale(np.log(body))
     level = float(body.iloc[len(body) // 2:].median())
-    if swing < MIN_THRASH or not STUCK * reference <= level <= CEILING * reference:
+    if not declared(run):  # "where it started": the first 5 %, not one record of a run this noisy
+        reference = float(loss.iloc[:max(1, len(loss) // 20)].median())
+    if swing < MIN_THRASH or not STUCK * reference <= level <= CEILING * reference or relapse(loss, reference) \
+            or lr_ever_raised(run) or not val_moves(run):
         return []
     return [Finding("oscillation", confidence(0.8, swing / MIN_THRASH), int(body.index[0]),
                     f"the loss swings by about {np.expm1(swing):.0%} from one record to the next for the whole "
                     f"run and does not come down: the second half's median {level:.4g} is "
                     f"{level / reference:.0%} of an untrained model's {reference:.4g}",
                     fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
+
+
+def val_moves(run) -> bool:
+    """Does the validation loss move by ``VAL_MOVES`` or more per evaluation? (True when too few evals.)"""
+    val = curve(run.evals, "val_loss")
+    val = val[val > 0]
+    if len(val) < 4:
+        return True
+    return noise_scale(np.log(val.iloc[len(val) // 4:])) >= VAL_MOVES
 
 
 def regular_swings(loss: pd.Series) -> list[Finding]:

@@ -5,14 +5,20 @@ rolling median of three evaluations ("Early stopping -- but
 when?", 1998), on the last evaluations (median of the last three after the minimum), together with the
 train loss over the same stretch. Threshold: GL above ``MIN_RISE`` (10 %; Prechelt's stopping criteria use
 GL of a few percent, we ask for more to stay quiet on noisy evaluations), at least two evaluations after the
-minimum, and train loss not higher than at the minimum. Why both: val rising with train rising is
-divergence; val rising while train falls is the model memorising its training set.
+minimum, and train loss not higher than at the minimum -- at the end, and with no climb in between (its
+rolling median never rises above its own running minimum by more than ``divergence.RISE - 1`` times the
+untrained reference, :func:`signals.reference_level`: half of what the run had learned and more, given
+back). Why both: val rising with train rising is
+divergence; val rising while train falls is the model memorising its training set. Why in between too: a
+run thrown out by a learning rate too high and brought back by a decaying schedule ends with train low
+again and val still high -- the val rise came with a train rise, which memorising never shows.
 """
 
 from __future__ import annotations
 
+from chapters.doctor.divergence import RISE
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import curve, smooth
+from chapters.doctor.signals import curve, reference_level, smooth, window_for
 
 MIN_RISE = 0.1
 LESSON = "docs/doctor.md#overfitting"
@@ -40,7 +46,10 @@ def check(run) -> list[Finding]:
         at_best = float(train[train.index <= best_step].iloc[-3:].median()) if (train.index <= best_step).any() \
             else float(train.iloc[0])
         end = float(train.iloc[-3:].median())
-        if end > at_best * 1.02:
+        between = smooth(train, window_for(len(train)))
+        between = between[between.index >= best_step]
+        climb = float((between - between.cummin()).max()) if len(between) else 0.0
+        if end > at_best * 1.02 or climb > (RISE - 1) * reference_level(run, train):
             return []  # train rose too: that is divergence, not overfitting
         evidence += f" while train fell {1 - end / at_best:.0%} to {end:.3g}"
         if end > 1e-3:

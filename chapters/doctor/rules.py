@@ -19,7 +19,9 @@ RULES = [nan, oom, leakage, frozen, no_shuffle, gradients, divergence, overfitti
 
 
 # cause -> symptoms it produces. When both are found and the cause starts no later than the symptom, the
-# cause is listed first whatever the scores say: the fix is for the cause.
+# cause is listed first whatever the scores say: the fix is for the cause -- unless the symptom's own rule
+# saw a more direct cause in the log (``Finding.caused_by``: the learning rate rose at the very records the
+# loss left, which no shuffling or gradient pattern explains).
 CONSEQUENCES = {
     "grad_explosion": {"divergence", "oscillation"},
     "vanishing_gradients": {"loss_plateau"},
@@ -44,6 +46,8 @@ def rank(findings: list[Finding]) -> list[Finding]:
         return finding.step if finding.step is not None else -1
 
     def causes(finding):
+        if finding.caused_by:
+            return []  # its rule saw its cause in the log (the LR rose at its onset): nobody's symptom
         return [c.confidence for c in findings
                 if finding.anomaly in CONSEQUENCES.get(c.anomaly, ()) and start(c) <= start(finding)]
 

@@ -14,9 +14,9 @@ Speed measures the machine as much as the training, so the finding is a low-prio
 (``rules.MACHINE``) never lists it above a finding about the loss or the gradients, which explains the run
 better than the clock does.
 
-Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-11-30):
-throughput_drop 18/18 top-1, no throughput_drop on any of the 18 busy-neighbour runs; all labels 203/243,
-2/90 false alarms (docs/doctor.md).
+Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01):
+throughput_drop 18/18 top-1, no throughput_drop on any of the 18 busy-neighbour runs; all labels 214/243,
+1/90 false alarms (docs/doctor.md).
 """
 
 from __future__ import annotations

@@ -1,0 +1,31 @@
+"""How far a smoothed loss must move from the untrained reference before the move is evidence.
+
+The reference (:func:`signals.reference_level`) is exact when ``run_start`` declares ``vocab_size`` or
+``num_classes`` (ln V, ln K); otherwise it is the first record, which carries one record's batch noise. A
+rule comparing the *smoothed* curve (rolling median of ``w`` records) with the reference must allow for the
+noise of both: sigma / sqrt(w) for the curve, plus sigma for a first-record reference -- so
+``sqrt(1 + 1/w)`` sigma rather than ``1/sqrt(w)`` sigma (sigma: the run's per-record noise of the log loss,
+:func:`signals.noise_scale`). On a run of batches of two, a first record can be half the loss of the ones
+that follow; measured against it, an honest run looks as if it had risen.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from chapters.doctor.signals import noise_scale, window_for
+
+
+def declared(run) -> bool:
+    """Does ``run_start`` give the untrained loss exactly (``vocab_size`` or ``num_classes`` of 2 or more)?"""
+    return any((run.info(key) or 0) >= 2 for key in ("vocab_size", "num_classes"))
+
+
+def log_noise(run, loss: pd.Series) -> float:
+    """The noise of (smoothed log loss - log reference), in log units."""
+    window = window_for(len(loss))
+    sigma = noise_scale(np.log(loss))
+    return sigma / math.sqrt(window) if declared(run) else sigma * math.sqrt(1 + 1 / window)

@@ -1,0 +1,63 @@
+"""What the logged learning rate says about a change in the loss: did the LR jump where the loss did?
+
+Several failures look alike in the loss alone. A loss that leaps up and then settles (at the untrained
+level, or back down) can be a learning rate raised far too high (``divergence``), gradients that exploded
+on their own (``grad_explosion``), a network knocked dead by one bad update (``loss_plateau``) or steps that
+overshoot the valley and bounce (``oscillation``). The ``lr`` column -- one of the course text's minimal
+keys, so nearly every log has it -- separates the first from the rest: when the loss changed at the very
+records where the learning rate *rose* several-fold, the learning rate is the cause, whatever came after.
+
+Statistic: the largest record-to-record ratio lr[i] / lr[i-1] among the records from ``around`` records
+before the onset to one after it (an onset found on a smoothed curve lags the event by up to half the
+smoothing window, so callers pass their window). Threshold: ``LR_JUMP`` (3). Why: schedules move the LR
+smoothly and mostly *down* (cosine, step decay, linear decay change it by a few percent per record);
+warmup raises it, but a few percent per step. A factor of 3 from one record to the next is a restart or a
+mistake -- and a loss that
+jumps at that same record was thrown out by it. The test only *attributes* a change the loss rules found;
+it never raises a finding alone (a warm restart on a healthy run raises the LR too, and nothing follows).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+LR_JUMP = 3.0
+
+
+def lr_jump(run, step, around: int, until=None) -> float:
+    """The largest record-to-record rise of ``lr`` from ``around`` records before ``step`` to one record
+    after ``until`` (default ``step``); 1.0 when none or when the log has no ``lr``."""
+    lr = run.curve("lr")
+    lr = lr[lr > 0]
+    if len(lr) < 2 or step is None:
+        return 1.0
+    steps = lr.index.to_numpy()
+    low = max(1, int(np.searchsorted(steps, step)) - around)
+    high = min(len(lr), int(np.searchsorted(steps, step if until is None else until)) + 2)
+    if low >= high:
+        return 1.0
+    values = lr.to_numpy()
+    return float(np.max(values[low:high] / values[low - 1:high - 1]))
+
+
+def lr_raised(run, step, around: int, until=None) -> bool:
+    """Did the learning rate rise ``LR_JUMP``-fold or more in that stretch (see :func:`lr_jump`)?"""
+    return lr_jump(run, step, around, until) >= LR_JUMP
+
+
+def climb_start(smoothed: pd.Series, step) -> int:
+    """Where the climb that crossed a threshold at ``step`` began: walking back while the smoothed loss was
+    still rising. A threshold is crossed late -- on a run that had learned, the loss climbs through its whole
+    learned range before it passes its untrained level -- and the LR jump is at the start of the climb."""
+    values, position = smoothed.to_numpy(), int(np.searchsorted(smoothed.index.to_numpy(), step))
+    position = min(position, len(values) - 1)
+    while position > 0 and values[position - 1] < values[position]:
+        position -= 1
+    return int(smoothed.index[position])
+
+
+def lr_ever_raised(run) -> bool:
+    """Did the learning rate rise ``LR_JUMP``-fold from one record to the next anywhere in the run?"""
+    return lr_jump(run, run.curve("lr").index.max() if len(run.curve("lr")) else None, len(run.curve("lr"))) \
+        >= LR_JUMP
