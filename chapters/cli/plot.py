@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 from chapters.cli.args import path_text
+from chapters.errors import MetricsLogError, UsageError
+from chapters.logging_levels.level3_jsonl import find_log, read_metrics_log
 
 
 def add_parser(verbs) -> None:
@@ -17,8 +19,6 @@ def add_parser(verbs) -> None:
 
 
 def run(args) -> int:
-    from chapters.cli import UsageError
-    from chapters.logging_levels.level3_jsonl import MetricsLogError, find_log, read_metrics_log
     from chapters.plots import plot_run
 
     try:
@@ -42,7 +42,6 @@ def output_path(requested: str | None, log_path: Path) -> Path:
     by default. Refused (exit 2): a format matplotlib cannot write, and the log itself."""
     from matplotlib.figure import Figure
 
-    from chapters.cli import UsageError
 
     if requested is None:
         return log_path.parent / "plot.png"

@@ -47,10 +47,6 @@ class RunLog:
     notes: list[str] = field(default_factory=list)
     _curves: dict = field(default_factory=dict, repr=False)
 
-    def has(self, key: str) -> bool:
-        """Whether the training records carry ``key`` (with at least one number)."""
-        return key in self.train and self.train[key].notna().any()
-
     def info(self, key: str):
         """A number from run_start (``loss_floor``, ``steps_per_epoch``...), or None when absent or unusable."""
         value = to_number(self.run_start.get(key))

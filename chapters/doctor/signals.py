@@ -118,6 +118,3 @@ def group_keys(frame: pd.DataFrame, prefix: str) -> list[str]:
     """Per-group columns such as ``grad_norm/embedding`` (names after the slash are free-form)."""
     return [c for c in frame.columns if isinstance(c, str) and c.startswith(prefix + "/")]
 
-
-def percent(ratio: float) -> str:
-    return f"{ratio * 100:.0f} %"

@@ -28,6 +28,7 @@ import torch
 
 from chapters.core.callbacks import Callback
 from chapters.core.model import count_parameters
+from chapters.errors import MetricsLogError, NotTextError
 
 LOG_NAME = "metrics.jsonl"
 
@@ -90,14 +91,6 @@ class JsonlLogger(Callback):
     def event(self, name: str, **fields) -> None:
         self.write({"event": name, "timestamp": time.time(), **fields})
         os.fsync(self.file.fileno())  # to the disk now: events must survive a machine failure too
-
-
-class MetricsLogError(ValueError):
-    """The log cannot be used at all (missing, empty, binary). The message says which and why."""
-
-
-class NotTextError(MetricsLogError):
-    """The file is binary or not UTF-8: no amount of waiting turns it into a log."""
 
 
 @dataclass
