@@ -11,7 +11,7 @@ from chapters.doctor import diagnose
 from chapters.doctor.live import follow
 from chapters.doctor.report import format_finding, format_report
 from chapters.errors import MetricsLogError, UsageError
-from chapters.logging_levels.level3_jsonl import LOG_NAME
+from chapters.records.jsonl import LOG_NAME
 
 
 def add_parser(verbs) -> None:

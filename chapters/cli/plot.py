@@ -7,7 +7,8 @@ from pathlib import Path
 
 from chapters.cli.args import path_text
 from chapters.errors import MetricsLogError, UsageError
-from chapters.logging_levels.level3_jsonl import find_log, read_metrics_log
+from chapters.records.jsonl import find_log
+from chapters.records.runlog import RunLog
 
 
 def add_parser(verbs) -> None:
@@ -24,13 +25,13 @@ def run(args) -> int:
     try:
         log_path = find_log(args.run_dir)
         output = output_path(args.output, log_path)
-        problems = read_metrics_log(log_path).problems
+        log = RunLog.load(log_path)
     except MetricsLogError as err:
         raise UsageError(err) from None
-    for problem in problems:  # plotted without them; say which lines were skipped
+    for problem in log.skipped_lines:  # plotted without them; say which lines were skipped
         sys.stderr.write(f"clinic plot: warning: {log_path}: {problem} (skipped)\n")
     try:
-        plot_run(log_path, output)
+        plot_run(log, output)
     except OSError as err:
         raise UsageError(f"cannot write {output}: {err.strerror}") from None
     print(f"wrote {output}")
