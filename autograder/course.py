@@ -12,13 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.notebook import read
+from chapters.errors import CourseError
 
 ASSIGNMENTS = ["01_logging_levels", "02_metrics", "03_nan", "04_frozen_embedding", "05_no_shuffle",
                "06_overfitting", "07_oom", "08_checkpoints", "09_mystery_runs"]
-
-
-class CourseError(Exception):
-    """The course directory or an assignment is not where it should be."""
 
 
 @dataclass(frozen=True)

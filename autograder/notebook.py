@@ -19,9 +19,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.utils import compute_checksum, is_grade, is_locked, is_solution
 
-
-class NotebookError(Exception):
-    """The submission cannot be read as a notebook (not JSON, not nbformat, not there)."""
+from chapters.errors import NotebookError
 
 
 @dataclass(frozen=True)

@@ -16,14 +16,12 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from chapters.errors import SubmissionError
+
 MAX_NOTEBOOK_BYTES = 64 * 1024**2
 MAX_NAME_BYTES = 200  # results/<name>.json must fit in a file name (255 bytes)
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-
-
-class SubmissionError(Exception):
-    """This student's folder cannot be graded; the message says why, in one line."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Score the doctor on its labelled benchmark (chapters/doctor/benchmark.py).
+"""Score the doctor on its labelled benchmark (chapters/labelled_runs.py).
 
     OMP_NUM_THREADS=1 python bench/doctor_eval.py [--out runs/doctor-bench] [--seeds 0,1,2]
         [--scenario-seeds 0,4] [--workers 2] [--fresh]
@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from chapters.doctor import diagnose  # noqa: E402
-from chapters.doctor.benchmark import Case, all_cases, generate, onset, scenario_cases  # noqa: E402
+from chapters.labelled_runs import Case, all_cases, generate, onset, scenario_cases  # noqa: E402
 
 TUNING_SCENARIO_SEEDS = (0, 1, 2, 3)  # the scenario seeds looked at while the rules were tuned
 FINISHED = ".finished"  # written after a case's run returns: a killed benchmark leaves no half log to reuse

@@ -22,13 +22,10 @@ import torch
 
 from chapters.core.callbacks import Callback
 from chapters.core.model import GPT, IGNORE_INDEX, GPTConfig
+from chapters.errors import ForensicsError
 
 FORENSICS_FILE = "nan_forensics.pt"
 FORENSICS_KEYS = {"model_config", "model", "rng_cpu", "step", "batches"}  # what replay needs from the file
-
-
-class ForensicsError(ValueError):
-    """The run directory holds no usable forensics file."""
 
 
 class NanForensics(Callback):

@@ -19,9 +19,7 @@ import torch
 
 from chapters.core.callbacks import Callback
 from chapters.core.data import Corpus, LineDataset, markov_corpus
-from chapters.core.devices import seed_everything
-from chapters.core.run import DEFAULT_SEQ_LEN, build_model, preset_config
-from chapters.core.trainer import Trainer
+from chapters.core.run import DEFAULT_SEQ_LEN, build_trainer, preset_config
 from chapters.scenarios.base import subset_lines
 
 
@@ -82,10 +80,9 @@ def train_regularised(regularisation: Regularisation, seed: int = 0, callbacks: 
     config = preset_config("tiny", steps=regularisation.steps, batch_size=16, seed=seed, device="cpu",
                            weight_decay=regularisation.weight_decay, eval_every=eval_every,
                            log_every=max(1, regularisation.steps // 20))
-    seed_everything(seed)
-    model = build_model("tiny", corpus.tokenizer.vocab_size, dropout=regularisation.dropout)
-    Trainer(model, corpus, config, callbacks).fit()
-    return model, corpus
+    trainer = build_trainer("tiny", config, callbacks, corpus=corpus, dropout=regularisation.dropout)
+    trainer.fit()
+    return trainer.model, corpus
 
 
 def measure_gap(model: torch.nn.Module, corpus: Corpus) -> dict:

@@ -31,7 +31,7 @@ from chapters.core.callbacks import Callback
 from chapters.logging_levels.level0_print import PrintLogger
 from chapters.logging_levels.level1_logging import LoggingLogger
 from chapters.logging_levels.level2_tensorboard import TensorBoardLogger, WandbLogger, wandb_available
-from chapters.logging_levels.level3_jsonl import JsonlLogger
+from chapters.records.jsonl import JsonlLogger
 from chapters.metrics.first_nonfinite import FirstNonFinite
 from chapters.metrics.gpu_util import GpuUtilization
 from chapters.metrics.grad_norm import GradNormPerGroup

@@ -27,7 +27,7 @@ matplotlib.use("Agg")  # files only: works on servers and in CI, where there is 
 
 import matplotlib.pyplot as plt  # noqa: E402  (must come after choosing the backend)
 
-from chapters.logging_levels.level3_jsonl import MetricsLog, read_metrics_log  # noqa: E402
+from chapters.records.runlog import RunLog  # noqa: E402
 
 PANELS = [  # (title, [(key, label)])
     ("loss", [("train_loss", "train"), ("val_loss", "val")]),
@@ -44,37 +44,23 @@ MARKERS_UP_TO = 20  # a series with at most this many finite values is drawn wit
 DATA = "data"  # the gid of the lines that carry a run's values (not markers, floors or boundaries)
 
 
-def series(log: MetricsLog, key: str) -> tuple[list[int], list[float]]:
+def series(log: RunLog, key: str) -> tuple[list[int], list[float]]:
     """Steps and values of ``key``; non-finite values become NaN (a gap: matplotlib cannot draw Inf on a
-    log axis), and are marked separately by :func:`nonfinite_steps`."""
-    points = [(r["step"], r[key]) for r in log.metrics if isinstance(r.get(key), (int, float))]
-    return [s for s, _ in points], [v if math.isfinite(v) else math.nan for _, v in points]
+    log axis), and are marked separately by :meth:`RunLog.nonfinite_steps`."""
+    values = log.series(key)
+    return values.index.tolist(), [v if math.isfinite(v) else math.nan for v in values.tolist()]
 
 
-def nonfinite_steps(log: MetricsLog) -> list[int]:
-    """Steps whose training or validation loss is NaN or Inf, plus the step of any ``nan`` event."""
-    steps = {r["step"] for r in log.metrics for key in ("train_loss", "val_loss")
-             if isinstance(r.get(key), float) and not math.isfinite(r[key])}
-    steps |= {e["step"] for e in log.events if e.get("event") == "nan" and "step" in e}
-    return sorted(steps)
-
-
-def loss_floor(log: MetricsLog) -> float | None:
-    starts = [e for e in log.events if e.get("event") == "run_start"]
-    return starts[-1].get("loss_floor") if starts else None
-
-
-def epoch_boundaries(log: MetricsLog) -> list[int]:
+def epoch_boundaries(log: RunLog) -> list[int]:
     """Steps where an epoch ends, when ``run_start`` records ``steps_per_epoch`` (none if there would be too many)."""
-    starts = [e for e in log.events if e.get("event") == "run_start"]
-    per_epoch = starts[-1].get("steps_per_epoch") if starts else None
-    last = max((r["step"] for r in log.metrics), default=0)
-    if not isinstance(per_epoch, int) or per_epoch < 1 or last // per_epoch > MAX_EPOCH_LINES:
+    per_epoch = log.steps_per_epoch
+    last = int(log.all_rows["step"].max()) if len(log.all_rows) else 0
+    if per_epoch is None or last // per_epoch > MAX_EPOCH_LINES:
         return []
     return list(range(per_epoch, last + 1, per_epoch))
 
 
-def draw(axes, log: MetricsLog, label: str | None = None, color: str | None = None) -> None:
+def draw(axes, log: RunLog, label: str | None = None, color: str | None = None) -> None:
     """Draw one run on the panels' ``axes``; ``label``/``color`` tell runs apart in a comparison."""
     for ax, (title, keys) in zip(axes, PANELS):
         for key, key_label in keys:
@@ -87,12 +73,12 @@ def draw(axes, log: MetricsLog, label: str | None = None, color: str | None = No
             few = sum(math.isfinite(v) for v in values) <= MARKERS_UP_TO
             ax.plot(steps, values, label=name, color=color, linestyle="--" if key == "val_loss" else "-",
                     marker="o" if few else None, markersize=3, gid=DATA)
-        for step in nonfinite_steps(log):
+        for step in log.nonfinite_steps():
             ax.axvline(step, color="red", alpha=0.4, linewidth=1)
         for step in epoch_boundaries(log):
             ax.axvline(step, color="grey", alpha=0.5, linewidth=0.8, linestyle=":")
         ax.set_title(title)
-    floor = loss_floor(log)
+    floor = log.loss_floor
     if floor is not None:
         axes[0].axhline(floor, color=color or "black", linestyle=":", linewidth=1,
                         label="loss floor" if label is None else f"{label}: loss floor")
@@ -141,12 +127,13 @@ def save(figure, axes, out_png: str | Path, title: str) -> Path:
     return out_png
 
 
-def plot_run(log_path: str | Path, out_png: str | Path) -> Path:
-    """One run's panels in ``out_png``. ``log_path`` is a ``metrics.jsonl`` or the run directory holding it."""
-    log = read_metrics_log(log_path)
+def plot_run(log: str | Path | RunLog, out_png: str | Path) -> Path:
+    """One run's panels in ``out_png``. ``log`` is a ``metrics.jsonl``, the run directory holding it, or a
+    :class:`RunLog` already read."""
+    log = log if isinstance(log, RunLog) else RunLog.load(log)
     figure, axes = new_figure()
     draw(axes, log)
-    return save(figure, axes, out_png, str(log.path.parent))
+    return save(figure, axes, out_png, str(log.path.parent) if log.path else "run")
 
 
 def plot_comparison(runs: dict[str, str | Path], out_png: str | Path) -> Path:
@@ -154,5 +141,5 @@ def plot_comparison(runs: dict[str, str | Path], out_png: str | Path) -> Path:
     figure, axes = new_figure()
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for index, (label, log_path) in enumerate(runs.items()):
-        draw(axes, read_metrics_log(log_path), label, colors[index % len(colors)])
+        draw(axes, RunLog.load(log_path), label, colors[index % len(colors)])
     return save(figure, axes, out_png, " vs ".join(runs))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from chapters.logging_levels.level3_jsonl import read_metrics_log
+from chapters.records.jsonl import read_metrics_log
 from tests.conftest import REPO, clinic
 
 QUICK = ["--quiet", "--batch-size", "8", "--log-every", "2", "--eval-every", "2"]

@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from chapters.core.data import make_loader, markov_corpus
-from chapters.logging_levels.level3_jsonl import read_metrics_log
+from chapters.records.jsonl import read_metrics_log
 from tests.conftest import REPO, clinic
 
 LOSS_TOLERANCE = 1e-5

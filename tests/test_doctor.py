@@ -13,9 +13,11 @@ import time
 import pytest
 
 from chapters.cli import main
-from chapters.doctor import LABELS, diagnose, load_run, loader
-from chapters.doctor.benchmark import Case, generate
+from chapters.doctor import LABELS, diagnose
+from chapters.labelled_runs import Case, generate
 from chapters.doctor.live import DoctorCallback
+from chapters.records import runlog
+from chapters.records.runlog import RunLog
 from tests.conftest import REPO, clinic, run_tiny
 
 
@@ -83,7 +85,7 @@ def test_records_without_step_are_skipped_and_counted(tmp_path, capsys):
 
 def test_string_numbers_are_read_as_numbers(tmp_path):
     lines = [json.dumps({k: str(v) for k, v in json.loads(line).items()}) for line in healthy_lines()]
-    run = load_run(write(tmp_path, lines))
+    run = RunLog.load(write(tmp_path, lines))
     assert run.train["train_loss"].dtype == float and run.train["step"].iloc[-1] == 60
     lines.append(json.dumps({"step": "61", "train_loss": "NaN"}))
     assert diagnose(write(tmp_path, lines)).findings[0].anomaly == "nan_loss"
@@ -100,7 +102,7 @@ def test_resumed_run_keeps_the_later_record_of_each_step(tmp_path):
     # steps 1-60, then a resume from step 40 that rewrites 41-60 with other values and goes on to 80
     first = healthy_lines(60)
     resumed = [json.dumps(record(s, 0.5, gpu_memory_gb=0.5)) for s in range(41, 81)]
-    run = load_run(write(tmp_path, first + resumed))
+    run = RunLog.load(write(tmp_path, first + resumed))
     assert run.train["step"].is_monotonic_increasing and run.train["step"].is_unique
     assert run.train.set_index("step").loc[50, "train_loss"] == 0.5
     assert any("backwards" in note for note in run.notes)
@@ -119,9 +121,9 @@ def test_fast_reader_agrees_with_the_tolerant_reader(tmp_path, monkeypatch):
     lines = healthy_lines() + [json.dumps(record(61, float("nan"), **{"grad_norm/input layer": 0.5}))]
     lines.insert(0, json.dumps({"event": "run_start", "config": {"a": [1, 2]}, "loss_floor": 0.9}))
     path = write(tmp_path, lines)
-    fast = load_run(path)
-    monkeypatch.setattr(loader, "_fast_columns", lambda raw: None)
-    slow = load_run(path)
+    fast = RunLog.load(path)
+    monkeypatch.setattr(runlog, "fast_columns", lambda raw: None)
+    slow = RunLog.load(path)
     for name in ("train", "evals", "nonfinite", "all_rows"):
         left, right = getattr(fast, name), getattr(slow, name)
         assert left.sort_index(axis=1).equals(right.sort_index(axis=1)), name

@@ -14,7 +14,7 @@ import torch
 
 from chapters.core.callbacks import Callback
 from chapters.logging_levels.level1_logging import LOG_NAME as TEXT_LOG
-from chapters.logging_levels.level3_jsonl import MetricsLogError, read_metrics_log
+from chapters.records.jsonl import MetricsLogError, read_metrics_log
 from chapters.monitoring import monitoring_callbacks, parse_levels
 from tests.conftest import REPO, clinic, run_tiny
 

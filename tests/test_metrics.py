@@ -12,7 +12,7 @@ from chapters.core.devices import seed_everything
 from chapters.core.run import build_model, build_trainer, preset_config
 from chapters.core.trainer import Trainer
 from chapters.core.data import markov_corpus
-from chapters.logging_levels.level3_jsonl import read_metrics_log
+from chapters.records.jsonl import read_metrics_log
 from chapters.metrics.grad_norm import GradNormPerGroup
 from chapters.metrics.update_ratio import UpdateRatio
 from chapters.monitoring import metric_callbacks, monitoring_callbacks

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from chapters.doctor.benchmark import Case, recipe
-from chapters.doctor.mystery import MYSTERY_FAULTS, draw_cases, write_mystery_logs
-from chapters.logging_levels.level3_jsonl import read_metrics_log
+from chapters.labelled_runs import Case, recipe
+from chapters.mystery_runs import MYSTERY_FAULTS, draw_cases, write_mystery_logs
+from chapters.records.jsonl import read_metrics_log
 
 
 def test_onset_at_moves_the_fault_and_defaults_to_the_benchmark_step():

@@ -5,8 +5,9 @@ import math
 import matplotlib.image
 
 from chapters.monitoring import monitoring_callbacks
-from chapters.plots import nonfinite_steps, plot_comparison, plot_run
-from chapters.logging_levels.level3_jsonl import read_metrics_log
+from chapters.plots import plot_comparison, plot_run
+from chapters.records.jsonl import read_metrics_log
+from chapters.records.runlog import RunLog
 from tests.conftest import clinic, run_tiny
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -56,7 +57,7 @@ def test_comparison_and_nan_marks(tmp_path):
     (bad / "metrics.jsonl").write_text(lines)
     first_step = read_metrics_log(bad).metrics[0]["step"]
     assert math.isnan(read_metrics_log(bad).metrics[0]["train_loss"])
-    assert nonfinite_steps(read_metrics_log(bad)) == [first_step] and nonfinite_steps(read_metrics_log(good)) == []
+    assert RunLog.load(bad).nonfinite_steps() == [first_step] and RunLog.load(good).nonfinite_steps() == []
     assert_png(plot_comparison({"broken": bad, "fixed": good}, tmp_path / "compare.png"))
     assert_png(plot_run(bad, tmp_path / "broken.png"))
 

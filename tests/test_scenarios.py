@@ -10,7 +10,7 @@ from chapters.doctor import diagnose
 from chapters.scenarios import SCENARIOS, nan
 from chapters.scenarios.base import Options
 from chapters.scenarios.runner import run_variant
-from chapters.logging_levels.level3_jsonl import read_metrics_log
+from chapters.records.jsonl import read_metrics_log
 from tests.conftest import clinic
 
 # Keys that measure the machine, not the training: they legitimately differ between identical runs.

@@ -14,7 +14,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from chapters.core.callbacks import Callback
 from chapters.logging_levels.level2_tensorboard import TB_DIR
-from chapters.logging_levels.level3_jsonl import read_metrics_log
+from chapters.records.jsonl import read_metrics_log
 from chapters.monitoring import monitoring_callbacks
 from tests.conftest import run_tiny
 

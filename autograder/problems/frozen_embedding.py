@@ -16,13 +16,12 @@ from autograder.checks import CheckFailed, artifact, register, register_with_hid
 from chapters.core.data import markov_corpus
 from chapters.core.devices import seed_everything
 from chapters.core.model import GPT, PRESETS
-from chapters.core.run import build_model, preset_config
-from chapters.core.trainer import Trainer
+from chapters.core.run import build_model, build_trainer, preset_config
 from chapters.generalisation import mean_loss
-from chapters.logging_levels.level3_jsonl import JsonlLogger
 from chapters.metrics.grad_norm import GradNormPerGroup
 from chapters.metrics.groups import gpt_group
 from chapters.metrics.update_ratio import UpdateRatio
+from chapters.records.jsonl import JsonlLogger
 from chapters.scenarios.frozen_embedding import freeze_embeddings
 
 ASSIGNMENT = "04_frozen_embedding"
@@ -98,15 +97,17 @@ def frozen_run_plan(seed: int) -> tuple[list[str], int]:
 def write_frozen_run(seed: int, run_dir: Path) -> None:
     """A real six-step run of the tiny GPT with the planned groups frozen, logged with per-group metrics."""
     groups, log_every = frozen_run_plan(seed)
-    corpus = markov_corpus(64)
-    seed_everything(seed)
-    model = build_model("tiny", corpus.tokenizer.vocab_size)
-    for name, parameter in model.named_parameters():
-        if gpt_group(name) in groups:
-            parameter.requires_grad_(False)
+
+    def freeze_planned_groups(model):
+        for name, parameter in model.named_parameters():
+            if gpt_group(name) in groups:
+                parameter.requires_grad_(False)
+        return model
+
     config = preset_config("tiny", steps=6, batch_size=8, seed=seed, device="cpu", eval_every=6,
                            log_every=log_every, warmup_steps=2)
-    Trainer(model, corpus, config, [GradNormPerGroup(), UpdateRatio(), JsonlLogger(run_dir)]).fit()
+    build_trainer("tiny", config, [GradNormPerGroup(), UpdateRatio(), JsonlLogger(run_dir)],
+                  corpus=markov_corpus(64), prepare_model=freeze_planned_groups).fit()
 
 
 def expected_diagnosis(seed: int) -> dict:

@@ -61,7 +61,7 @@ def count_lines(path: Path, cap: int = 64 * 1024**2) -> int:
 
 def reference_records(settings: dict) -> list[dict]:
     """The lines the course's JsonlLogger writes for this run."""
-    from chapters.logging_levels.level3_jsonl import JsonlLogger
+    from chapters.records.jsonl import JsonlLogger
 
     with tempfile.TemporaryDirectory() as run_dir:
         train(settings, [JsonlLogger(run_dir)])

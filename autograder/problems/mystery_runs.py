@@ -1,6 +1,6 @@
 """Checks for ``09_mystery_runs``: diagnose unlabelled logs, then fix a broken training script.
 
-Diagnosis: the logs come from :mod:`chapters.doctor.mystery` (the doctor's benchmark MLP, one fault each,
+Diagnosis: the logs come from :mod:`chapters.mystery_runs` (the doctor's benchmark MLP, one fault each,
 drawn from the seed with its own onset step). The judge knows each log's fault and onset from the seed alone,
 so it trains nothing: the label must be the fault, the evidence step must fall in the window where the log
 shows it (``evidence_window``), and a fix must be written.
@@ -22,9 +22,9 @@ import torch
 from autograder.checks import CheckFailed, artifact, register_with_hidden
 from chapters.core.data import markov_corpus
 from chapters.core.model import GPT, PRESETS
-from chapters.doctor.benchmark import onset
+from chapters.labelled_runs import onset
 from chapters.doctor.findings import LABELS
-from chapters.doctor.mystery import MYSTERY_FAULTS, draw_cases, write_mystery_logs
+from chapters.mystery_runs import MYSTERY_FAULTS, draw_cases, write_mystery_logs
 
 LATE = 20  # steps after the onset a log may first show it (records every 5 steps, NaN a few steps later)
 EARLY = 5  # steps before the onset: the record of the step where it starts

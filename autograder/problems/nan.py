@@ -138,8 +138,8 @@ def nan_plan(case: dict, steps: int = 20):
 
 
 def write_log(plan, run_dir: Path) -> Path:
-    from chapters.logging_levels.level3_jsonl import JsonlLogger
     from chapters.metrics.first_nonfinite import FirstNonFinite
+    from chapters.records.jsonl import JsonlLogger
     from chapters.scenarios.base import execute
 
     shutil.rmtree(run_dir, ignore_errors=True)
@@ -148,13 +148,13 @@ def write_log(plan, run_dir: Path) -> Path:
 
 
 def reference_diagnosis(case: dict) -> dict:
-    from chapters.doctor import diagnose
-    from chapters.logging_levels.level3_jsonl import read_metrics_log
+    from chapters.doctor import diagnose_run
+    from chapters.records.runlog import RunLog
 
     with tempfile.TemporaryDirectory() as run_dir:
-        log = write_log(nan_plan(case), Path(run_dir))
-        event = next(e for e in read_metrics_log(log).events if e["event"] == "nan")
-        label = diagnose(log).findings[0].anomaly
+        run = RunLog.load(write_log(nan_plan(case), Path(run_dir)))
+        event = run.event("nan")
+        label = diagnose_run(run).findings[0].anomaly
     return {"label": label, "cause": case["cause"], "step": event["step"], "fix": FIXES[case["cause"]]}
 
 
@@ -198,15 +198,14 @@ register_with_hidden("03_nan.diagnosis", hint=HINT)(Diagnosis)
 # --------------------------------------------------------------------------------------------- the fix
 def train_with_changes(seed: int, changes: dict) -> dict:
     """Train the broken lr_spike run with ``changes``; report its losses and whether a nan event fired."""
-    from chapters.logging_levels.level3_jsonl import read_metrics_log
+    from chapters.records.runlog import RunLog
 
     plan = nan_plan({"cause": "lr_spike", "seed": seed % 1000, "log_every": 5, "lr": 100.0, "poisoned": -1},
                     steps=FIX_STEPS)
     plan = dataclasses.replace(plan, config=dataclasses.replace(plan.config, **changes))
     with tempfile.TemporaryDirectory() as run_dir:
-        log = read_metrics_log(write_log(plan, Path(run_dir)))
-    losses = [r["train_loss"] for r in log.metrics if "train_loss" in r]
-    return {"losses": losses, "nan_event": any(e["event"] == "nan" for e in log.events)}
+        run = RunLog.load(write_log(plan, Path(run_dir)))
+    return {"losses": run.series("train_loss").tolist(), "nan_event": run.event("nan") is not None}
 
 
 class Fix:

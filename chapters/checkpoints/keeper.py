@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from chapters.checkpoints.atomic import atomic_write_bytes
+from chapters.errors import CheckpointIndexError
 
 INDEX_NAME = "index.json"
 INDEX_FORMAT = 1
@@ -41,10 +42,6 @@ LOWER_IS_BETTER = ("loss", "perplexity", "ppl", "error", "err")
 
 
 CHECKPOINT_FILE = re.compile(r"step-\d{8,}\.pt")  # what checkpoint_name writes: a plain name, no folders
-
-
-class CheckpointIndexError(ValueError):
-    """``index.json`` is missing fields or contradicts the keeper's settings."""
 
 
 @dataclass

@@ -26,12 +26,9 @@ import torch
 from chapters.checkpoints.atomic import sha256_hex
 from chapters.checkpoints.keeper import CheckpointIndexError, read_index
 from chapters.core.model import GPT, GPTConfig
+from chapters.errors import CheckpointError
 
 CHECKPOINT_FORMAT = 1
-
-
-class CheckpointError(Exception):
-    """A checkpoint cannot be trusted; the message names the file and what is wrong with it."""
 
 
 def read_checkpoint(path: Path, sha256: str | None = None) -> dict:

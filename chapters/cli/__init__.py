@@ -7,6 +7,11 @@ Adding a verb is one module with ``add_parser(subparsers)`` and ``run(args) -> i
 (exit 2); a file the system refuses -- missing, a directory, no permission (exit 2), a full disk (exit 1,
 naming the filesystem); Ctrl-C or a scheduler's SIGTERM (exit 130 / 143). Anything else is a bug in the
 course and keeps its traceback: hiding it would hide the bug.
+
+The CLI is the top layer: it imports ``chapters`` and ``autograder``, and neither imports it back (the error
+types live in :mod:`chapters.errors`). Verb modules import at the top, with one exception: the grader
+(nbgrader) and matplotlib take seconds to import, so ``grade``, ``check``, ``course`` and ``plot`` import
+them inside ``run`` and ``clinic train`` does not pay for them.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from pathlib import Path
 import chapters
 from chapters.cli import (check, ckpt, course, diagnose, estimate_memory, grade, plot, replay, reproduce, sanity,
                           train)
+from chapters.core import interrupts
+from chapters.errors import UsageError
 
 VERBS = [train, reproduce, replay, diagnose, plot, ckpt, sanity, estimate_memory, check, grade, course]
 
@@ -30,10 +37,6 @@ FAILED = 1
 INPUT_ERRNOS = {errno.ENOENT, errno.EACCES, errno.EPERM, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG,
                 errno.ELOOP, errno.EROFS, errno.ENXIO}
 FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}  # no room: the disk, a quota, a file-size limit
-
-
-class UsageError(Exception):
-    """Something the user asked for cannot be done; the message says what and what is accepted."""
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -54,8 +57,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from chapters.core import interrupts
-
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.verb is None:

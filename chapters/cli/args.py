@@ -7,6 +7,10 @@ import math
 import os
 from pathlib import Path
 
+from chapters.doctor.findings import LABELS
+from chapters.errors import CourseError, UsageError
+from chapters.monitoring import parse_levels
+
 
 def integer_at_least(minimum: int, expected: str, maximum: int | None = None):
     """An argument type for integers >= ``minimum`` (and <= ``maximum``, when given); ``expected`` names the
@@ -93,7 +97,6 @@ def writable_dir(text: str) -> Path:
 
 def log_levels(text: str) -> tuple[int, ...]:
     """``3`` or ``2,3``: the logging levels to write (see chapters.monitoring)."""
-    from chapters.monitoring import parse_levels
 
     try:
         return parse_levels(text)
@@ -103,7 +106,6 @@ def log_levels(text: str) -> tuple[int, ...]:
 
 def doctor_labels(text: str) -> tuple[str, ...]:
     """``nan_loss,divergence`` -> a tuple of labels from the doctor's vocabulary."""
-    from chapters.doctor.findings import LABELS
 
     labels = tuple(label.strip() for label in text.split(",") if label.strip())
     unknown = [label for label in labels if label not in LABELS]
@@ -123,8 +125,7 @@ def open_course(args, assignment: str | None = None):
 
     A missing course or an unknown assignment is the user's input, not a bug: a ``UsageError`` (exit 2).
     """
-    from autograder.course import Course, CourseError
-    from chapters.cli import UsageError
+    from autograder.course import Course
 
     try:
         course = Course.find(args.course)

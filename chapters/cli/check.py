@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from chapters.cli.args import add_course_option, open_course, path_text
+from chapters.errors import NotebookError, UsageError
 
 
 def add_parser(verbs) -> None:
@@ -19,9 +20,7 @@ def add_parser(verbs) -> None:
 
 def run(args) -> int:
     """Exit 0 when every public test passes, 1 when some fail, 2 when the notebook cannot be checked."""
-    from chapters.cli import UsageError
     from autograder.engine import grade_notebook
-    from autograder.notebook import NotebookError
 
     course = open_course(args, args.assignment)
     notebook = args.notebook or course.release_path(args.assignment)

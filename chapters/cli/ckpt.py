@@ -5,9 +5,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from chapters.checkpoints.keeper import CheckpointIndexError, TopKKeeper, read_index
-from chapters.checkpoints.verify import CheckpointError, candidates, search, verify_file
+from chapters.checkpoints.keeper import TopKKeeper, read_index
+from chapters.checkpoints.verify import candidates, search, verify_file
 from chapters.cli.args import path_text
+from chapters.errors import CheckpointError, CheckpointIndexError, UsageError
 
 
 def add_parser(verbs) -> None:
@@ -21,7 +22,6 @@ def add_parser(verbs) -> None:
 
 
 def run(args) -> int:
-    from chapters.cli import UsageError
 
     directory = Path(args.directory)
     if not directory.is_dir():

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from chapters.cli.args import add_course_option, open_course
+from chapters.errors import CourseError, NotebookError, UsageError
 
 
 def add_parser(verbs) -> None:
@@ -35,9 +36,7 @@ def run(args) -> int:
 
 def release(course, assignment: str) -> Path:
     """Generate ``exercises/ID`` from ``solutions/ID`` all or nothing; returns the release notebook."""
-    from autograder.course import CourseError
-    from autograder.notebook import NotebookError, read
-    from chapters.cli import UsageError
+    from autograder.notebook import read
 
     source = course.source_path(assignment)
     try:

@@ -7,6 +7,11 @@ import sys
 from pathlib import Path
 
 from chapters.cli.args import path_text, positive_float
+from chapters.doctor import diagnose
+from chapters.doctor.live import follow
+from chapters.doctor.report import format_finding, format_report
+from chapters.errors import MetricsLogError, UsageError
+from chapters.records.jsonl import LOG_NAME
 
 
 def add_parser(verbs) -> None:
@@ -21,13 +26,8 @@ def add_parser(verbs) -> None:
 
 
 def run(args) -> int:
-    from chapters.cli import UsageError
-    from chapters.doctor import diagnose
-    from chapters.doctor.report import format_finding, format_report
-    from chapters.logging_levels.level3_jsonl import LOG_NAME, MetricsLogError
 
     if args.follow:
-        from chapters.doctor.live import follow
 
         path = Path(args.path)
         # A directory holds the log; so will a path that does not exist yet and has no file suffix.

@@ -7,10 +7,12 @@ import json
 
 from chapters.cli.args import float_within, positive_int
 from chapters.core import corpus
-from chapters.core.devices import DeviceError, resolve_device
+from chapters.core.devices import resolve_device
 from chapters.core.model import GPT, PRESETS
 from chapters.core.run import DEFAULT_SEQ_LEN, PRESET_TRAINING
+from chapters.errors import DeviceError, UsageError
 from chapters.memory.estimator import DTYPES, estimate_memory, largest_batch_within
+from chapters.memory.measure import measure_peak
 
 VOCAB_SIZE = len(corpus.ALPHABET)  # the course corpus's character vocabulary
 MAX_BUDGET_GB = 1e6  # a petabyte: far beyond any machine, small enough to count in bytes
@@ -34,7 +36,6 @@ def add_parser(verbs) -> None:
 
 
 def run(args) -> int:
-    from chapters.cli import UsageError
 
     config = dataclasses.replace(PRESETS[args.preset], vocab_size=VOCAB_SIZE,
                                  grad_checkpointing=args.grad_checkpointing)
@@ -51,7 +52,6 @@ def run(args) -> int:
     estimate = estimate_memory(config, batch_size, seq_len, **options)
     report = estimate.to_json()
     if args.measure:
-        from chapters.memory.measure import measure_peak
 
         report["measured_bytes"] = measure_peak(GPT(config), batch_size, seq_len, args.dtype, str(device))
     if args.budget:

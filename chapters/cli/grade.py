@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from chapters.cli.args import add_course_option, number_between, open_course, positive_int, writable_dir
+from chapters.errors import UsageError
 
 # A submission needs seconds to minutes and a few GiB; anything far outside is a typo that would zero a
 # class (every child killed at once, or one that can never allocate), so it is refused.
@@ -33,7 +34,6 @@ def add_parser(verbs) -> None:
 
 
 def run(args) -> int:
-    from chapters.cli import UsageError
     from autograder.batch import grade_all, summary
     from autograder.confine import Limits
     from autograder.sandbox import SandboxLimits

@@ -6,6 +6,9 @@ import sys
 from pathlib import Path
 
 from chapters.cli.args import path_text
+from chapters.errors import MetricsLogError, UsageError
+from chapters.records.jsonl import find_log
+from chapters.records.runlog import RunLog
 
 
 def add_parser(verbs) -> None:
@@ -17,20 +20,18 @@ def add_parser(verbs) -> None:
 
 
 def run(args) -> int:
-    from chapters.cli import UsageError
-    from chapters.logging_levels.level3_jsonl import MetricsLogError, find_log, read_metrics_log
     from chapters.plots import plot_run
 
     try:
         log_path = find_log(args.run_dir)
         output = output_path(args.output, log_path)
-        problems = read_metrics_log(log_path).problems
+        log = RunLog.load(log_path)
     except MetricsLogError as err:
         raise UsageError(err) from None
-    for problem in problems:  # plotted without them; say which lines were skipped
+    for problem in log.skipped_lines:  # plotted without them; say which lines were skipped
         sys.stderr.write(f"clinic plot: warning: {log_path}: {problem} (skipped)\n")
     try:
-        plot_run(log_path, output)
+        plot_run(log, output)
     except OSError as err:
         raise UsageError(f"cannot write {output}: {err.strerror}") from None
     print(f"wrote {output}")
@@ -42,7 +43,6 @@ def output_path(requested: str | None, log_path: Path) -> Path:
     by default. Refused (exit 2): a format matplotlib cannot write, and the log itself."""
     from matplotlib.figure import Figure
 
-    from chapters.cli import UsageError
 
     if requested is None:
         return log_path.parent / "plot.png"

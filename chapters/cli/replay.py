@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from chapters.cli.args import path_text
+from chapters.errors import ForensicsError, UsageError
+from chapters.forensics import replay
 
 
 def add_parser(verbs) -> None:
@@ -12,8 +14,6 @@ def add_parser(verbs) -> None:
 
 
 def run(args) -> int:
-    from chapters.cli import UsageError
-    from chapters.forensics import ForensicsError, replay
 
     try:
         print(replay(args.run_dir))

@@ -10,10 +10,14 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from chapters.cli.args import seed, writable_dir
+from chapters.core.devices import resolve_device
+from chapters.errors import DeviceError, UsageError
+from chapters.scenarios import SCENARIOS, nan
+from chapters.scenarios.base import Options
+from chapters.scenarios.runner import reproduce
 
 
 def add_parser(verbs) -> None:
-    from chapters.scenarios import SCENARIOS
 
     parser = verbs.add_parser("reproduce", help="reproduce training failures and their fixes")
     parser.add_argument("scenario", choices=[*SCENARIOS, "all"], metavar="SCENARIO",
@@ -27,11 +31,6 @@ def add_parser(verbs) -> None:
 
 
 def run(args) -> int:
-    from chapters.cli import UsageError
-    from chapters.core.devices import DeviceError, resolve_device
-    from chapters.scenarios import SCENARIOS, nan
-    from chapters.scenarios.base import Options
-    from chapters.scenarios.runner import reproduce
 
     try:
         device = resolve_device(args.device)

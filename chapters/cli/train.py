@@ -11,18 +11,19 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from chapters.checkpoints.checkpointer import Checkpointer, resume
-from chapters.checkpoints.keeper import CheckpointIndexError, read_index
-from chapters.checkpoints.verify import CheckpointError
+from chapters.checkpoints.keeper import read_index
 from chapters.cli.args import (doctor_labels, float_within, log_levels, non_negative_int, positive_float, positive_int,
                                seed, writable_dir)
 from chapters.core import distributed, interrupts
 from chapters.core.callbacks import History
-from chapters.core.data import DataError, markov_corpus, text_corpus
-from chapters.core.devices import DeviceError, course_cpu_threads, resolve_device
+from chapters.core.data import markov_corpus, text_corpus
+from chapters.core.devices import course_cpu_threads, resolve_device
 from chapters.core.model import PRESETS
 from chapters.core.progress import ProgressBar
 from chapters.core.run import DEFAULT_SEQ_LEN, build_trainer, preset_config
 from chapters.core.trainer import PRECISIONS
+from chapters.doctor.live import DoctorCallback
+from chapters.errors import CheckpointError, CheckpointIndexError, DataError, DeviceError, UsageError
 from chapters.logging_levels.level0_print import PrintLogger
 from chapters.monitoring import DEFAULT_LEVELS, monitoring_callbacks
 
@@ -69,7 +70,6 @@ def add_parser(verbs) -> None:
 
 
 def run(args) -> int:
-    from chapters.cli import UsageError
 
     try:
         device = resolve_device(args.device)
@@ -104,7 +104,6 @@ def run(args) -> int:
 
 
 def train(args, corpus, ranks: distributed.Ranks) -> int:
-    from chapters.cli import UsageError
 
     chosen = {"steps": args.steps, "lr": args.lr, "batch_size": args.batch_size, "warmup_steps": args.warmup_steps,
               "eval_every": args.eval_every, "log_every": args.log_every}
@@ -128,7 +127,6 @@ def train(args, corpus, ranks: distributed.Ranks) -> int:
 
 
 def train_locked(args, corpus, ranks: distributed.Ranks, config, out: Path) -> int:
-    from chapters.cli import UsageError
 
     history = History()
     # Level 0 prints, which would break the progress bar.
@@ -139,7 +137,6 @@ def train_locked(args, corpus, ranks: distributed.Ranks, config, out: Path) -> i
         if args.log_all_ranks and isinstance(callback, PrintLogger):
             callback.all_ranks = True  # the others stay on rank 0: several writers would mangle one file
     if args.stop_on:
-        from chapters.doctor.live import DoctorCallback
 
         callbacks.append(DoctorCallback(stop_on=args.stop_on, stream=sys.stderr))
     if args.ckpt_dir:
@@ -176,7 +173,6 @@ def train_locked(args, corpus, ranks: distributed.Ranks, config, out: Path) -> i
 def checkpointer(args, config):
     """The Checkpointer for ``--ckpt-dir``; refuses to mix a fresh run into another run's checkpoints --
     listed in the index or not: a ``.pt`` file the index does not name would be deleted as an orphan."""
-    from chapters.cli import UsageError
 
     try:
         index = read_index(args.ckpt_dir)
@@ -204,7 +200,6 @@ def default_out(args) -> Path:
 
 def refuse_earlier_run(out: Path) -> None:
     """A fresh run must not append to another run's log or overwrite its config and summary."""
-    from chapters.cli import UsageError
 
     found = [name for name in RUN_FILES if (out / name).exists()]
     if found:
@@ -218,7 +213,6 @@ def exclusive(directory: Path):
     refuses instead of interleaving its log and checkpoints with ours. The operating system releases the
     lock when this process ends -- however it ends, SIGKILL included -- so a lock file left behind by a
     killed run is not held by anyone and the next run simply takes it."""
-    from chapters.cli import UsageError
 
     try:
         with FileLock(directory / LOCK_NAME, timeout=0):

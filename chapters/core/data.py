@@ -23,6 +23,7 @@ import torch
 from torch.utils.data import BatchSampler, DataLoader, Dataset, DistributedSampler, RandomSampler, SequentialSampler
 
 from chapters.core import corpus
+from chapters.errors import DataError
 
 REPO_DATASETS = Path(__file__).resolve().parents[2] / "datasets"
 MARKOV_DIR = REPO_DATASETS / "markov"
@@ -31,10 +32,6 @@ MARKOV_SPLIT_SEEDS = {"train": 1, "val": 2}
 
 # Published checksum of karpathy/char-rnn's tinyshakespeare/input.txt (1,115,394 bytes).
 KNOWN_TEXT_SHA256 = {"tinyshakespeare": "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"}
-
-
-class DataError(ValueError):
-    """A corpus file is missing, altered or unusable. The message says which file and what to do."""
 
 
 class CharTokenizer:

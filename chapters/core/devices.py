@@ -8,9 +8,7 @@ import random
 import numpy as np
 import torch
 
-
-class DeviceError(ValueError):
-    """The requested device does not exist on this machine."""
+from chapters.errors import DeviceError
 
 
 def resolve_device(name: str = "auto") -> torch.device:

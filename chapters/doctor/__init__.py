@@ -5,14 +5,15 @@
 
 Each rule family is one module (``nan``, ``divergence``, ``gradients``, ...) whose docstring gives its
 statistic, its threshold and why; ``docs/doctor.md`` collects them in one table. The live variant --
-the same rules inside a training run -- is :class:`chapters.doctor.live.DoctorCallback`.
+the same rules inside a training run -- is :class:`chapters.doctor.live.DoctorCallback`. Logs are read with
+the course's one reader, :class:`chapters.records.runlog.RunLog`; ``diagnose_run`` takes one built any way.
 """
 
 from __future__ import annotations
 
 from chapters.doctor.findings import LABELS, Diagnosis, Finding
-from chapters.doctor.loader import load_run, run_from_records
 from chapters.doctor.rules import diagnose_run
+from chapters.records.runlog import RunLog
 
 
 def diagnose(path) -> Diagnosis:
@@ -20,7 +21,7 @@ def diagnose(path) -> Diagnosis:
 
     Raises ``MetricsLogError`` (one line, naming the problem) when the log cannot be used at all.
     """
-    return diagnose_run(load_run(path))
+    return diagnose_run(RunLog.load(path))
 
 
-__all__ = ["LABELS", "Diagnosis", "Finding", "diagnose", "diagnose_run", "load_run", "run_from_records"]
+__all__ = ["LABELS", "Diagnosis", "Finding", "diagnose", "diagnose_run"]

@@ -14,8 +14,10 @@ from pathlib import Path
 
 from chapters.core.callbacks import Callback
 from chapters.doctor.findings import Finding
-from chapters.doctor.loader import run_from_records
 from chapters.doctor.rules import diagnose_run
+from chapters.errors import MetricsLogError, NotTextError
+from chapters.records.jsonl import run_start_event
+from chapters.records.runlog import RunLog
 
 
 class DoctorCallback(Callback):
@@ -29,11 +31,7 @@ class DoctorCallback(Callback):
         self._logs = 0
 
     def on_run_start(self, trainer):
-        total = sum(p.numel() for p in trainer.model.parameters())
-        trainable = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
-        self.events.append({"event": "run_start", "step": trainer.step, "steps_per_epoch": trainer.steps_per_epoch,
-                            "loss_floor": getattr(trainer.corpus, "loss_floor", None),
-                            "total_params": total, "trainable_params": trainable})
+        self.events.append(run_start_event(trainer))  # the same run_start the JSONL log holds
 
     def on_log(self, trainer, record):
         self.metrics.append(dict(record))
@@ -49,7 +47,7 @@ class DoctorCallback(Callback):
     def check(self, trainer=None) -> list[Finding]:
         """Run the rules on the records so far; report new labels, stop on the chosen ones."""
         new = []
-        for finding in diagnose_run(run_from_records(self.metrics, self.events)).findings:
+        for finding in diagnose_run(RunLog.from_records(self.metrics, self.events)).findings:
             if finding.anomaly not in self.findings:
                 self.findings[finding.anomaly] = finding
                 new.append(finding)
@@ -69,9 +67,6 @@ def follow(path: Path, on_findings, poll_seconds: float = 0.2, idle_timeout: flo
     that is the segment being watched -- or after ``idle_timeout`` seconds without change (None: never).
     Returns the number of polls made. A file that is not text (``NotTextError``) is refused at once.
     """
-    from chapters.doctor.loader import load_run
-    from chapters.logging_levels.level3_jsonl import MetricsLogError, NotTextError
-
     seen: set[str] = set()
     last_signature = None
     last_change = time.monotonic()
@@ -87,7 +82,7 @@ def follow(path: Path, on_findings, poll_seconds: float = 0.2, idle_timeout: flo
         if signature is not None and signature != last_signature:
             last_signature, last_change = signature, time.monotonic()
             try:
-                run = load_run(path)
+                run = RunLog.load(path)
             except NotTextError:
                 raise
             except MetricsLogError:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from chapters.doctor import (divergence, frozen, gradients, leakage, memory, nan, no_shuffle, oom, oscillation,
                              overfitting, plateau, throughput)
 from chapters.doctor.findings import Diagnosis, Finding
-from chapters.doctor.loader import RunLog
+from chapters.records.runlog import RunLog
 
 RULES = [nan, oom, leakage, frozen, no_shuffle, gradients, divergence, overfitting, memory, throughput,
          oscillation, plateau]

@@ -1,7 +1,7 @@
 """Small, robust statistics the rules share.
 
 Training curves are noisy, sparse and sometimes a million points long. Every rule therefore reads a
-*curve*: the finite values of one key against the step, reduced to at most ``MAX_POINTS`` bins (each bin's
+*curve*: the finite values of one key against the step, reduced to at most ``MAX_POINTS`` bins (:func:`chapters.records.runlog.curve`) (each bin's
 median) so a huge log costs what a small one does, then smoothed with a rolling *median* -- a median
 ignores a single wild batch, a mean would chase it.
 """
@@ -13,21 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 
-MAX_POINTS = 2000
-
-
-def curve(frame: pd.DataFrame, key: str, bins: bool = True) -> pd.Series:
-    """Finite values of ``key`` indexed by step (binned to ``MAX_POINTS`` medians when longer)."""
-    if key not in frame:
-        return pd.Series(dtype=float)
-    values = pd.Series(frame[key].to_numpy(dtype=float), index=frame["step"].to_numpy())
-    values = values[np.isfinite(values.to_numpy())]
-    if bins and len(values) > MAX_POINTS:
-        width = -(-len(values) // MAX_POINTS)
-        position = np.arange(len(values)) // width
-        grouped = values.groupby(position)
-        values = pd.Series(grouped.median().to_numpy(), index=values.index.to_numpy()[::width][: grouped.ngroups])
-    return values
+from chapters.records.runlog import curve  # noqa: F401 -- built by the reader (RunLog.curve); rules import it here
 
 
 def smooth(values: pd.Series, window: int) -> pd.Series:
@@ -118,6 +104,3 @@ def group_keys(frame: pd.DataFrame, prefix: str) -> list[str]:
     """Per-group columns such as ``grad_norm/embedding`` (names after the slash are free-form)."""
     return [c for c in frame.columns if isinstance(c, str) and c.startswith(prefix + "/")]
 
-
-def percent(ratio: float) -> str:
-    return f"{ratio * 100:.0f} %"

@@ -5,11 +5,13 @@ A scenario is one module (see ``healthy.py`` for the simplest) with:
 * ``ID`` and ``LABEL`` -- its id in ``clinic reproduce`` and the doctor's label for its symptom;
 * a module docstring -- the lesson: symptom, how to see it, root cause, fix, how to confirm;
 * ``broken(options)`` and ``fixed(options)`` -- each returns a :class:`RunPlan`;
-* ``symptom(result)`` -- a predicate over a finished run's *logged metrics*, returning a plain ``bool``:
-  true when the run shows the failure. The same predicate must be true for the broken run and false for the fixed one.
+* ``symptom(run)`` -- a predicate over a finished run's *logged metrics* (a
+  :class:`~chapters.records.runlog.RunLog`), returning a plain ``bool``: true when the run shows the
+  failure. The same predicate must be true for the broken run and false for the fixed one.
 
-Runs are judged from what they wrote to ``metrics.jsonl`` (read back with the tolerant reader), never from
-Python objects in memory: the lesson is that the log alone is enough to tell what went wrong.
+Runs are judged from what they wrote to ``metrics.jsonl`` (read back with ``RunLog.load``, the reader the
+doctor and the plots use too), never from Python objects in memory: the lesson is that the log alone is
+enough to tell what went wrong.
 """
 
 from __future__ import annotations
@@ -19,15 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import pandas as pd
 import torch
 
 from chapters.core.callbacks import Callback
 from chapters.core.data import Corpus, LineDataset, markov_corpus
-from chapters.core.devices import resolve_device, seed_everything
-from chapters.core.run import DEFAULT_SEQ_LEN, build_model, preset_config
-from chapters.core.trainer import BatchTransform, TrainConfig, Trainer
-from chapters.logging_levels.level3_jsonl import read_metrics_log
+from chapters.core.devices import resolve_device
+from chapters.core.run import DEFAULT_SEQ_LEN, build_trainer, preset_config
+from chapters.core.trainer import BatchTransform, TrainConfig
 
 
 @dataclass(frozen=True)
@@ -68,28 +68,6 @@ def tiny_plan(options: Options, **config_changes) -> RunPlan:
     return RunPlan(dataclasses.replace(config, **config_changes))
 
 
-@dataclass
-class RunResult:
-    """A finished run, as its log tells it."""
-
-    run_dir: Path
-    status: str  # the run_end event's status: completed, stopped, failed, oom
-    error: str | None  # what stopped a failed run
-    train: pd.DataFrame  # metric records (train_loss, lr, grad_norm, ...), one row per logging step
-    val: pd.DataFrame  # evaluation records (step, val_loss)
-    events: list[dict]
-    loss_floor: float | None
-    steps_per_epoch: int | None
-    seconds: float
-
-    def event(self, name: str) -> dict | None:
-        return next((e for e in self.events if e.get("event") == name), None)
-
-    def final(self, key: str) -> float:
-        frame = self.val if key == "val_loss" else self.train
-        return float(frame[key].dropna().iloc[-1])
-
-
 def subset_lines(dataset: LineDataset, lines_per_dialect: int, dialects: int = 4) -> LineDataset:
     """The first ``lines_per_dialect`` lines of each domain (the files are grouped by domain)."""
     per_dialect = len(dataset) // dialects
@@ -106,25 +84,8 @@ def load_corpus(plan: RunPlan) -> Corpus:
 
 def execute(plan: RunPlan, run_dir: Path, callbacks: list[Callback]) -> None:
     """Build and train. Failures are recorded by the loggers (run_end status), then re-raised."""
-    seed_everything(plan.config.seed)
-    corpus = load_corpus(plan)
-    model = build_model(plan.preset, corpus.tokenizer.vocab_size, **plan.model_overrides)
-    if plan.prepare_model is not None:
-        model = plan.prepare_model(model)
     extra = plan.extra_callbacks(run_dir) if plan.extra_callbacks else []
-    trainer = Trainer(model, corpus, plan.config, [*extra, *callbacks], batch_transform=plan.batch_transform)
+    trainer = build_trainer(plan.preset, plan.config, [*extra, *callbacks], corpus=load_corpus(plan),
+                            prepare_model=plan.prepare_model, batch_transform=plan.batch_transform,
+                            **plan.model_overrides)
     trainer.fit()
-
-
-def read_result(run_dir: Path, seconds: float) -> RunResult:
-    log = read_metrics_log(run_dir)
-    # Select records by which keys they *have*: a NaN train_loss is evidence, not a missing value.
-    train = pd.DataFrame([r for r in log.metrics if "train_loss" in r])
-    if train.empty:  # a run that died before its first logging step
-        train = pd.DataFrame(columns=["step", "train_loss"])
-    val = pd.DataFrame([r for r in log.metrics if "val_loss" in r], columns=["step", "val_loss"])
-    start = next((e for e in log.events if e["event"] == "run_start"), {})
-    end = next((e for e in reversed(log.events) if e["event"] == "run_end"), {})
-    return RunResult(run_dir, end.get("status", "killed"), end.get("error"), train, val, log.events, start.get("loss_floor"),
-                     start.get("steps_per_epoch"), seconds)
-

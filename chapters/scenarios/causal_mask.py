@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from chapters.scenarios.base import Options, RunPlan, RunResult, tiny_plan
+from chapters.records.runlog import RunLog
+from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "causal_mask"
 LABEL = "leakage"
@@ -37,6 +38,6 @@ def fixed(options: Options) -> RunPlan:
     return tiny_plan(options, steps=STEPS)
 
 
-def symptom(result: RunResult) -> bool:
+def symptom(run: RunLog) -> bool:
     """Val loss ends below 80 % of the loss floor."""
-    return result.final("val_loss") < 0.8 * result.loss_floor
+    return run.final("val_loss") < 0.8 * run.loss_floor

@@ -24,7 +24,8 @@ import dataclasses
 
 import torch
 
-from chapters.scenarios.base import Options, RunPlan, RunResult, tiny_plan
+from chapters.records.runlog import RunLog
+from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "frozen_embedding"
 LABEL = "frozen_parameters"
@@ -60,7 +61,7 @@ def fixed(options: Options) -> RunPlan:
     return dataclasses.replace(tiny_plan(options, steps=STEPS), prepare_model=require_all_trainable)
 
 
-def symptom(result: RunResult) -> bool:
+def symptom(run: RunLog) -> bool:
     """Some parameter group never moved: its update ratio is 0 at every logged step."""
-    ratios = result.train.filter(like="update_ratio/")
+    ratios = run.train.filter(like="update_ratio/")
     return bool((ratios.fillna(0) == 0).all().any())

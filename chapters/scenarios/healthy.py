@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 
-from chapters.scenarios.base import Options, RunPlan, RunResult, tiny_plan
+from chapters.records.runlog import RunLog
+from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "healthy"
 LABEL = None  # the doctor should find nothing
@@ -29,9 +30,9 @@ def fixed(options: Options) -> RunPlan:
     return tiny_plan(options, steps=400)
 
 
-def symptom(result: RunResult) -> bool:
+def symptom(run: RunLog) -> bool:
     """Anything unhealthy: not finished, non-finite losses, or val loss not within 15 % above the floor."""
-    if result.status != "completed" or not all(math.isfinite(x) for x in result.train["train_loss"]):
+    if run.status != "completed" or not all(math.isfinite(x) for x in run.train["train_loss"]):
         return True
-    val = result.final("val_loss")
-    return not result.loss_floor * 0.98 < val < result.loss_floor * 1.15
+    val = run.final("val_loss")
+    return not run.loss_floor * 0.98 < val < run.loss_floor * 1.15

@@ -23,7 +23,8 @@ import dataclasses
 
 import torch
 
-from chapters.scenarios.base import Options, RunPlan, RunResult, tiny_plan
+from chapters.records.runlog import RunLog
+from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "label_shift"
 LABEL = "loss_plateau"
@@ -56,9 +57,9 @@ def fixed(options: Options) -> RunPlan:
     return dataclasses.replace(tiny_plan(options, steps=STEPS), batch_transform=check_alignment)
 
 
-def symptom(result: RunResult) -> bool:
+def symptom(run: RunLog) -> bool:
     """Val loss ends more than 1.5x the floor after the loss has flattened (last third moves < 5 %)."""
-    losses = result.train["train_loss"]
+    losses = run.train["train_loss"]
     last_third = losses.iloc[len(losses) * 2 // 3:]
     flat = (last_third.iloc[0] - last_third.iloc[-5:].mean()) < 0.05 * last_third.iloc[0]
-    return bool(flat and result.final("val_loss") > 1.5 * result.loss_floor)
+    return bool(flat and run.final("val_loss") > 1.5 * run.loss_floor)

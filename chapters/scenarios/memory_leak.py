@@ -22,7 +22,8 @@ import dataclasses
 import numpy as np
 import torch
 
-from chapters.scenarios.base import Options, RunPlan, RunResult, tiny_plan
+from chapters.records.runlog import RunLog
+from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "memory_leak"
 LABEL = "memory_growth"
@@ -55,21 +56,21 @@ def fixed(options: Options) -> RunPlan:
     return dataclasses.replace(tiny_plan(options, steps=STEPS), isolated=True)
 
 
-def memory_series(result: RunResult) -> tuple[np.ndarray, np.ndarray]:
+def memory_series(run: RunLog) -> tuple[np.ndarray, np.ndarray]:
     """(steps, GB) of the records that measured memory (on a CPU, RSS is read at most every 0.1 s)."""
-    key = "gpu_memory_gb" if "gpu_memory_gb" in result.train else "cpu_memory_gb"
-    measured = result.train[result.train[key].notna()]
+    key = "gpu_memory_gb" if "gpu_memory_gb" in run.train else "cpu_memory_gb"
+    measured = run.train[run.train[key].notna()]
     return measured["step"].to_numpy(), measured[key].to_numpy()
 
 
-def growth_per_100_steps_gb(result: RunResult) -> float:
+def growth_per_100_steps_gb(run: RunLog) -> float:
     """Slope of a straight line fitted to memory over the second half of the run, per 100 steps."""
-    steps, memory = memory_series(result)
+    steps, memory = memory_series(run)
     half = len(memory) // 2
     slope = np.polyfit(steps[half:], memory[half:], 1)[0]
     return float(slope * 100)
 
 
-def symptom(result: RunResult) -> bool:
+def symptom(run: RunLog) -> bool:
     """Memory still climbs by more than 20 MB per 100 steps in the second half of the run."""
-    return growth_per_100_steps_gb(result) > 0.02
+    return growth_per_100_steps_gb(run) > 0.02

@@ -38,7 +38,8 @@ import math
 from chapters.core.corpus import ALPHABET
 from chapters.core.model import IGNORE_INDEX
 from chapters.forensics import NanForensics
-from chapters.scenarios.base import Options, RunPlan, RunResult, tiny_plan
+from chapters.records.runlog import RunLog
+from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "nan"
 LABEL = "nan_loss"
@@ -123,11 +124,11 @@ def fixed(options: Options) -> RunPlan:
     return plan
 
 
-def symptom(result: RunResult) -> bool:
+def symptom(run: RunLog) -> bool:
     """A non-finite loss at a recorded step with a ``nan`` event -- or, for bad ids on the CPU, the run
     failing with an index error (the data error the lesson is about)."""
-    error = result.error or ""
-    if result.status == "failed" and ("index out of range" in error or "device-side assert" in error):
+    error = run.error or ""
+    if run.status == "failed" and ("index out of range" in error or "device-side assert" in error):
         return True
-    nonfinite = [x for x in result.train["train_loss"] if not math.isfinite(x)]
-    return bool(nonfinite) and result.event("nan") is not None
+    nonfinite = [x for x in run.train["train_loss"] if not math.isfinite(x)]
+    return bool(nonfinite) and run.event("nan") is not None

@@ -22,7 +22,8 @@ import dataclasses
 
 import numpy as np
 
-from chapters.scenarios.base import Options, RunPlan, RunResult, tiny_plan
+from chapters.records.runlog import RunLog
+from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "no_shuffle"
 LABEL = "no_shuffle"
@@ -53,6 +54,6 @@ def epoch_profile_correlation(losses: np.ndarray, period: int) -> float:
     return float(np.mean(pairs))
 
 
-def symptom(result: RunResult) -> bool:
+def symptom(run: RunLog) -> bool:
     """Consecutive epochs' loss profiles correlate above 0.5."""
-    return epoch_profile_correlation(result.train["train_loss"].to_numpy(), result.steps_per_epoch) > 0.5
+    return epoch_profile_correlation(run.train["train_loss"].to_numpy(), run.steps_per_epoch) > 0.5

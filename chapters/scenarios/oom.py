@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from chapters.scenarios.base import Options, RunPlan, RunResult, tiny_plan
+from chapters.records.runlog import RunLog
+from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "oom"
 LABEL = "oom"
@@ -51,6 +52,6 @@ def fixed(options: Options) -> RunPlan:
     return dataclasses.replace(plan, memory_cap_gb=cap_gb(options), model_overrides={"grad_checkpointing": True})
 
 
-def symptom(result: RunResult) -> bool:
+def symptom(run: RunLog) -> bool:
     """The run ended out of memory, with an ``oom`` event in its log."""
-    return result.status == "oom" and result.event("oom") is not None
+    return run.status == "oom" and run.event("oom") is not None

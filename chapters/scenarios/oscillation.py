@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from chapters.scenarios.base import Options, RunPlan, RunResult, tiny_plan
+from chapters.records.runlog import RunLog
+from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "oscillation"
 LABEL = "oscillation"
@@ -48,8 +49,8 @@ def spread(losses: np.ndarray) -> float:
     return float(np.percentile(settled, 95) / np.median(settled))
 
 
-def symptom(result: RunResult) -> bool:
+def symptom(run: RunLog) -> bool:
     """At least 3 upward spikes of 1.5x, or a settled loss whose 95th percentile is 1.3x its median.
     Healthy runs of this length (batch 32) show no such spikes and a spread near 1.1."""
-    losses = result.train["train_loss"].to_numpy()
+    losses = run.train["train_loss"].to_numpy()
     return bool(upward_spikes(losses) >= 3 or spread(losses) > 1.3)

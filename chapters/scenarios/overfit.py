@@ -19,7 +19,8 @@ from __future__ import annotations
 import dataclasses
 
 from chapters.core.early_stopping import EarlyStopping
-from chapters.scenarios.base import Options, RunPlan, RunResult, tiny_plan
+from chapters.records.runlog import RunLog
+from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "overfit"
 LABEL = "overfitting"
@@ -39,9 +40,9 @@ def fixed(options: Options) -> RunPlan:
                                extra_callbacks=lambda run_dir: [EarlyStopping(patience=2, min_delta=0.005)])
 
 
-def symptom(result: RunResult) -> bool:
+def symptom(run: RunLog) -> bool:
     """Val rose more than 10 % above its minimum, and the last val/train ratio exceeds 2."""
-    val = result.val["val_loss"]
+    val = run.evals["val_loss"]
     rose = val.iloc[-1] > 1.10 * val.min()
-    train_at_last_eval = result.train[result.train["step"] <= result.val["step"].iloc[-1]]["train_loss"].iloc[-1]
+    train_at_last_eval = run.train[run.train["step"] <= run.evals["step"].iloc[-1]]["train_loss"].iloc[-1]
     return bool(rose and val.iloc[-1] > 2 * train_at_last_eval)

@@ -16,7 +16,8 @@ import torch
 
 from chapters.core import distributed
 from chapters.scenarios import SCENARIOS
-from chapters.scenarios.base import Options, RunPlan, RunResult, execute, read_result
+from chapters.records.runlog import RunLog
+from chapters.scenarios.base import Options, RunPlan, execute
 
 VARIANTS = ("broken", "fixed")
 
@@ -49,13 +50,12 @@ def monitoring(run_dir: Path) -> list:
     return monitoring_callbacks(run_dir, levels=(2, 3))
 
 
-def run_variant(scenario_id: str, variant: str, options: Options, run_dir: Path) -> RunResult:
-    """One run into a fresh ``run_dir``; a failing run is a result, not an exception."""
+def run_variant(scenario_id: str, variant: str, options: Options, run_dir: Path) -> RunLog:
+    """One run into a fresh ``run_dir``, read back from its log; a failing run is a result, not an exception."""
     if run_dir.exists():
         shutil.rmtree(run_dir)  # the JSONL logger appends: stale records would mix into this run
     run_dir.mkdir(parents=True)
     plan = plan_for(scenario_id, variant, options)
-    start = time.perf_counter()
     if plan.processes > 1:
         run_ranks(scenario_id, variant, options, run_dir, plan.processes)
     elif plan.isolated:
@@ -65,7 +65,7 @@ def run_variant(scenario_id: str, variant: str, options: Options, run_dir: Path)
             execute(plan, run_dir, monitoring(run_dir))
         except Exception:  # noqa: BLE001 -- the run's failure is in its log (run_end status and error)
             pass
-    return read_result(run_dir, time.perf_counter() - start)
+    return RunLog.load(run_dir)
 
 
 def run_isolated(scenario_id: str, variant: str, options: Options, run_dir: Path) -> None:
@@ -150,12 +150,13 @@ def reproduce(scenario_id: str, options: Options, out_dir: Path,
         if variant == "broken" and not scenario.EXPECT_SYMPTOM:
             continue  # healthy: copied from the fixed run below
         report(f"{scenario_id}{f' ({options.cause})' if options.cause else ''}: {variant} run...")
+        started = time.perf_counter()
         results[variant] = run_variant(scenario_id, variant, options, run_dir)
         report(f"{scenario_id}{f' ({options.cause})' if options.cause else ''}: {variant} run done in "
-               f"{results[variant].seconds:.1f} s")
+               f"{time.perf_counter() - started:.1f} s")
     if "broken" not in results:
         shutil.copytree(out_dir / "fixed", out_dir / "broken", dirs_exist_ok=True)
-        results["broken"] = read_result(out_dir / "broken", 0.0)
+        results["broken"] = RunLog.load(out_dir / "broken")
     for variant in VARIANTS:
         plot_run(out_dir / variant, out_dir / variant / "plot.png")
     plot_comparison({variant: out_dir / variant for variant in VARIANTS}, out_dir / "compare.png")

@@ -34,7 +34,8 @@ import time
 import torch
 
 from chapters.core import distributed
-from chapters.scenarios.base import Options, RunPlan, RunResult, tiny_plan
+from chapters.records.runlog import RunLog
+from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "straggler"
 LABEL = "throughput_drop"
@@ -83,11 +84,11 @@ def fixed(options: Options) -> RunPlan:
     return dataclasses.replace(plan, processes=PROCESSES)
 
 
-def symptom(result: RunResult) -> bool:
+def symptom(run: RunLog) -> bool:
     """Both halves of the symptom in the second half of the run, against the first half: tokens/sec
     below half of what it was, and the slowest rank taking over twice as long as the fastest to reach
     the gradient all-reduce."""
-    train = result.train.iloc[1:]  # the first record pays for warm-up
+    train = run.train.iloc[1:]  # the first record pays for warm-up
     early, late = train[train["step"] <= SLOW_FROM], train[train["step"] > SLOW_FROM + 3]
     slowdown = late["tokens_per_sec"].median() < 0.5 * early["tokens_per_sec"].median()
     spread = (late["step_time_max"] / late["step_time_min"]).median() > 2

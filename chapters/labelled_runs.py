@@ -1,4 +1,6 @@
-"""A labelled benchmark for the doctor: small training runs with one injected fault each.
+"""Labelled runs for the doctor: small training runs with one injected fault each (its benchmark, and the
+source of exercise 09's mystery logs). Kept outside ``chapters.doctor``: the doctor reads logs, it does not
+make them, and it must not depend on the scenarios used here.
 
 Two kinds of training code that are *not* the course GPT -- an MLP classifier on synthetic data and a GRU
 language model on the Markov corpus -- share one plain training loop (:func:`train`) that writes the JSONL
@@ -25,11 +27,15 @@ import psutil
 import torch
 from torch import nn
 
-from chapters.core.callbacks import Callback
+from chapters.core.data import Corpus, LineDataset, markov_corpus
+from chapters.core.run import build_trainer, preset_config
 from chapters.doctor.findings import LABELS
+from chapters.metrics.grad_norm import GradNormPerGroup
+from chapters.records.jsonl import JsonlLogger
 from chapters.scenarios import SCENARIOS
 from chapters.scenarios import nan as scenario_nan
 from chapters.scenarios.base import Options
+from chapters.scenarios.runner import run_variant
 
 FAULTS = {  # fault -> the label the doctor should give (None: a healthy run, no findings expected)
     "healthy": None, "healthy_noisy": None, "healthy_converged": None, **{label: label for label in LABELS},
@@ -106,8 +112,6 @@ def generate(case: Case, directory: Path) -> Path:
     path = directory / "metrics.jsonl"
     path.unlink(missing_ok=True)
     if case.family == "scenario":
-        from chapters.scenarios.runner import run_variant
-
         sid, _, cause = case.fault.partition(":")
         run_variant(sid, case.variant, Options(seed=case.seed, device="cpu", cause=cause or None), directory)
     elif case.family == "gpt":
@@ -285,8 +289,6 @@ def _data(case: Case, r: dict):
             train_x, train_y = train_x[order], train_y[order]
         model = MLP(x.shape[1], r["hidden"], r["depth"], r["activation"])
         return (train_x, train_y), val, 1, model, mlp_floor()
-    from chapters.core.data import markov_corpus
-
     corpus = markov_corpus(32)
     generator = torch.Generator().manual_seed(case.seed)
     rows = corpus.train.tokens[torch.randperm(len(corpus.train), generator=generator)[: r["train_count"]]]
@@ -402,39 +404,8 @@ def _norm(tensors) -> float:
 
 
 # ---------------------------------------------------------------------------------------- course GPT
-class GroupNorms(Callback):
-    """Adds ``grad_norm/<group>`` on logging steps (what the monitoring lesson logs for the GPT).
-
-    The norms are measured in ``on_before_optimizer_step`` of the steps that will be logged, and added
-    to the record in ``on_log`` -- before the JSONL logger, later in the list, writes it.
-    """
-
-    GROUPS = (("embedding", "embedding"), ("attention", ".attention."), ("mlp", ".mlp."), ("norm", "norm"))
-
-    def __init__(self):
-        self.norms = {}
-
-    def on_before_optimizer_step(self, trainer):
-        if (trainer.step + 1) % trainer.config.log_every:
-            return
-        grads = {name: [] for name, _ in self.GROUPS}
-        for name, parameter in trainer.model.named_parameters():
-            group = next(group for group, marker in self.GROUPS + (("norm", ""),) if marker in name)
-            grads[group].append(parameter.grad)
-        self.norms = {f"grad_norm/{group}": _norm(tensors) for group, tensors in grads.items()}
-
-    def on_measure(self, trainer, record):
-        record.update(self.norms)
-
-
 def gpt_case(case: Case, directory: Path) -> None:
     """A course-GPT run through the project's Trainer, with the case's fault in its config."""
-    from chapters.core.data import Corpus, LineDataset, markov_corpus
-    from chapters.core.devices import seed_everything
-    from chapters.core.run import build_model, preset_config
-    from chapters.core.trainer import Trainer
-    from chapters.logging_levels.level3_jsonl import JsonlLogger
-
     torch.set_num_threads(1)
     full = markov_corpus(32)
     lines = 24 if case.fault == "overfitting" else 640
@@ -451,10 +422,11 @@ def gpt_case(case: Case, directory: Path) -> None:
         "no_shuffle": dict(shuffle=False, steps=200, log_every=4),
         "overfitting": dict(batch_size=8, steps=300, eval_every=20, weight_decay=0.0),
     }.get(case.fault, {}))
-    config = preset_config("tiny", **changes)
-    seed_everything(config.seed)
-    model = build_model("tiny", full.tokenizer.vocab_size, block_size=32)
-    if case.fault == "frozen_parameters":
+
+    def freeze_embedding(model):
         model.token_embedding.weight.requires_grad_(False)  # the fine-tuning freeze that was never undone
-    trainer = Trainer(model, corpus, config, [GroupNorms(), JsonlLogger(directory)])
-    trainer.fit()
+        return model
+
+    build_trainer("tiny", preset_config("tiny", **changes), [GradNormPerGroup(), JsonlLogger(directory)],
+                  corpus=corpus, prepare_model=freeze_embedding if case.fault == "frozen_parameters" else None,
+                  block_size=32).fit()

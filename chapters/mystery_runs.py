@@ -1,7 +1,7 @@
 """Mystery runs: training logs with one fault each, and nothing in the log that names it.
 
 The capstone exercise (``09_mystery_runs``) hands out logs like a colleague would: "this run went wrong,
-what happened, and when?". They come from the doctor's benchmark (:mod:`chapters.doctor.benchmark`): the
+what happened, and when?". They come from the doctor's benchmark (:mod:`chapters.labelled_runs`): the
 MLP classifier with one fault injected at a chosen step. Its logs are honest except for one thing: the
 benchmark writes its recipe into the ``run_start`` event (``"oom_at": "266"``...), which would give the answer
 away, so :func:`write_mystery_logs` removes that one field. Everything a real log carries stays: the metric
@@ -14,7 +14,7 @@ import json
 import random
 from pathlib import Path
 
-from chapters.doctor.benchmark import Case, generate
+from chapters.labelled_runs import Case, generate
 
 # Faults whose evidence an MLP log shows within a few hundred steps.
 MYSTERY_FAULTS = ("nan_loss", "divergence", "grad_explosion", "oom", "frozen_parameters", "loss_plateau")
