@@ -143,7 +143,12 @@ def save(figure, axes, out_png: str | Path, title: str) -> Path:
 
 def plot_run(log_path: str | Path, out_png: str | Path) -> Path:
     """One run's panels in ``out_png``. ``log_path`` is a ``metrics.jsonl`` or the run directory holding it."""
-    log = read_metrics_log(log_path)
+    return plot_log(read_metrics_log(log_path), out_png)
+
+
+def plot_log(log: MetricsLog, out_png: str | Path) -> Path:
+    """The panels of a log already read -- ours, or one read from another tool's files
+    (:mod:`chapters.records.formats`)."""
     figure, axes = new_figure()
     draw(axes, log)
     return save(figure, axes, out_png, str(log.path.parent))

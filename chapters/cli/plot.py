@@ -1,4 +1,8 @@
-"""``clinic plot``: draw a run's metrics.jsonl as one PNG (loss, lr, grad norm, throughput, memory)."""
+"""``clinic plot``: draw a run's metrics as one PNG (loss, lr, grad norm, throughput, memory).
+
+The run is our ``metrics.jsonl`` or another tool's log (TensorBoard, a Hugging Face ``trainer_state.json``,
+a CSV), read by :mod:`chapters.records.formats` into the same records; stderr says which.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import sys
 from pathlib import Path
 
 from chapters.cli.args import path_text
+from chapters.records.formats.detect import add_format_options
 
 
 def add_parser(verbs) -> None:
@@ -13,24 +18,33 @@ def add_parser(verbs) -> None:
     parser.add_argument("run_dir", metavar="RUN_DIR", type=path_text, help="a run directory (or a metrics.jsonl file)")
     parser.add_argument("-o", "--output", metavar="PNG",
                         help="output file (.png, .pdf, .svg ...) or an existing directory (default: RUN_DIR/plot.png)")
+    add_format_options(parser)
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
     from chapters.cli import UsageError
-    from chapters.logging_levels.level3_jsonl import MetricsLogError, find_log, read_metrics_log
-    from chapters.plots import plot_run
+    from chapters.logging_levels.level3_jsonl import MetricsLog, MetricsLogError, find_log, read_metrics_log
+    from chapters.plots import plot_log
+    from chapters.records.formats.detect import describe, open_run
 
     try:
-        log_path = find_log(args.run_dir)
+        source = open_run(args.run_dir, args.format, args.run_name)
+        if source.foreign is None:
+            log_path = find_log(args.run_dir)
+            log = read_metrics_log(log_path)
+        else:
+            foreign = source.foreign
+            log_path = foreign.source
+            log = MetricsLog(log_path, foreign.metrics, foreign.events, foreign.notes)
+            sys.stderr.write(f"clinic plot: {describe(source)}\n")
         output = output_path(args.output, log_path)
-        problems = read_metrics_log(log_path).problems
     except MetricsLogError as err:
         raise UsageError(err) from None
-    for problem in problems:  # plotted without them; say which lines were skipped
+    for problem in log.problems:  # plotted without them; say which lines were skipped
         sys.stderr.write(f"clinic plot: warning: {log_path}: {problem} (skipped)\n")
     try:
-        plot_run(log_path, output)
+        plot_log(log, output)
     except OSError as err:
         raise UsageError(f"cannot write {output}: {err.strerror}") from None
     print(f"wrote {output}")
@@ -44,8 +58,8 @@ def output_path(requested: str | None, log_path: Path) -> Path:
 
     from chapters.cli import UsageError
 
-    if requested is None:
-        return log_path.parent / "plot.png"
+    if requested is None:  # beside the log; inside a log folder (TensorBoard's) read as a whole
+        return (log_path if log_path.is_dir() else log_path.parent) / "plot.png"
     if not requested.strip():
         raise UsageError("-o: an empty path is not allowed")
     output = Path(requested)

@@ -1,0 +1,130 @@
+"""TensorBoard log directories: the event files ``SummaryWriter`` writes (PyTorch, Lightning, HF Trainer).
+
+An event file is a sequence of TFRecords, each holding one ``Event`` protocol buffer; a scalar is an event
+with a tag, a step and a value. Reading is TensorBoard's own ``EventAccumulator``, told to keep *every*
+scalar (``size_guidance`` 0: by default it keeps a random sample of 10 000 per tag, and a sampled-away NaN
+step is a diagnosis lost). The accumulator also handles the odd cases: a restarted run whose steps go back
+(it drops the abandoned steps), TF2's tensor-valued scalars.
+
+Its record reader is written in Python and checks each record's CRC in Python, about 25 us an event: a
+million scalars take half a minute. So a clean file takes a fast path first: the same ``Event`` message
+class parses each record, only the framing (8-byte length, CRC, payload, CRC) is stepped over by hand. Any
+record that does not fit -- a length past the end, a payload that does not parse, a tensor-valued scalar,
+a step going back -- sends the whole run down the accumulator's path, so both always agree (a test checks
+it). What the fast path gives up is the checksum: a flipped bit inside a value would go unnoticed.
+
+One directory may hold several runs (``runs/lr3e-3/``, ``runs/lr1e-2/``): each directory with event files
+in it is one run, :func:`list_runs` names them, and the caller chooses one (``--run``).
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+from chapters.logging_levels.level3_jsonl import MetricsLogError
+from chapters.records.formats import ForeignRun, Renamer, run_start, split_by_kind
+
+EVENT_FILE = "events.out.tfevents.*"
+
+
+def list_runs(root: Path) -> list[str]:
+    """The runs under ``root``: each directory holding event files, as a path relative to ``root``."""
+    root = Path(root)
+    if root.is_file():
+        return ["."]
+    folders = sorted({path.parent for path in root.rglob(EVENT_FILE) if path.is_file()})
+    return [folder.relative_to(root).as_posix() for folder in folders]
+
+
+def choose_run(root: Path, run: str | None) -> Path:
+    """The run directory (or event file) to read; one clear error when there is none or the choice is open."""
+    root = Path(root)
+    runs = list_runs(root)
+    if not runs:
+        raise MetricsLogError(f"{root} holds no TensorBoard event files ({EVENT_FILE})")
+    if run is None:
+        if len(runs) > 1:
+            raise MetricsLogError(f"{root} holds {len(runs)} runs; choose one with --run: {', '.join(runs)}")
+        return root if root.is_file() else root / runs[0]
+    matches = [name for name in runs if name == run.strip("/") or Path(name).name == run]
+    if len(matches) != 1:
+        found = "several runs match" if matches else "no run is named"
+        raise MetricsLogError(f"--run {run}: {found} that in {root} (runs: {', '.join(runs)})")
+    return root / matches[0]
+
+
+def read(path: Path, run: str | None = None) -> ForeignRun:
+    """The chosen run's scalars as contract records."""
+    folder = choose_run(path, run)
+    files = [folder] if folder.is_file() else sorted(folder.glob(EVENT_FILE))
+    scalars = _fast_scalars(files)
+    if scalars is None:
+        scalars = _accumulated_scalars(folder)
+    if not scalars:
+        raise MetricsLogError(f"{folder}: the event files hold no scalars")
+    rename = Renamer()
+    by_step: dict[int, dict[str, float]] = {}
+    for tag, points in scalars.items():
+        name = rename(tag)
+        for step, value in points:
+            by_step.setdefault(step, {})[name] = value
+    records = [run_start("tensorboard", run=str(folder))]
+    for step in sorted(by_step):
+        records += split_by_kind(step, by_step[step])
+    count = sum(len(points) for points in scalars.values())
+    return ForeignRun("tensorboard", folder, records,
+                      f"{len(scalars)} tags, {count} scalars; {rename.describe()}")
+
+
+def _accumulated_scalars(folder: Path) -> dict[str, list[tuple[int, float]]]:
+    """Every scalar, through TensorBoard's ``EventAccumulator`` (the reference path)."""
+    from tensorboard.backend.event_processing import event_accumulator
+    from tensorboard.util import tensor_util
+
+    accumulator = event_accumulator.EventAccumulator(
+        str(folder), size_guidance={event_accumulator.SCALARS: 0, event_accumulator.TENSORS: 0})
+    try:
+        accumulator.Reload()
+    except Exception as err:  # the reader raises its own error classes for a damaged file
+        raise MetricsLogError(f"{folder}: cannot read the event files ({type(err).__name__}: {err})") from None
+    tags = accumulator.Tags()
+    scalars = {tag: [(event.step, event.value) for event in accumulator.Scalars(tag)] for tag in tags["scalars"]}
+    for tag in tags["tensors"]:  # TF2's tf.summary.scalar writes a 0-d tensor instead of a simple value
+        points = [(event.step, tensor_util.make_ndarray(event.tensor_proto)) for event in accumulator.Tensors(tag)]
+        if points and all(value.size == 1 and value.dtype.kind in "fiu" for _, value in points):
+            scalars.setdefault(tag, [(step, float(value.reshape(()))) for step, value in points])
+    return scalars
+
+
+def _fast_scalars(files: list[Path]) -> dict[str, list[tuple[int, float]]] | None:
+    """Every scalar of clean event files, or None to take the accumulator's path (see the module doc)."""
+    from google.protobuf.message import DecodeError
+    from tensorboard.compat.proto.event_pb2 import Event
+
+    scalars: dict[str, list[tuple[int, float]]] = {}
+    for file in files:
+        raw = file.read_bytes()
+        position = 0
+        while position < len(raw):
+            if position + 12 > len(raw):
+                return None
+            (length,) = struct.unpack_from("<Q", raw, position)
+            end = position + 12 + length
+            if end + 4 > len(raw):
+                return None  # cut off mid-record (a run still writing): the accumulator decides
+            try:
+                event = Event.FromString(raw[position + 12:end])
+            except DecodeError:
+                return None
+            position = end + 4
+            for value in event.summary.value:
+                if value.WhichOneof("value") != "simple_value":
+                    if value.HasField("tensor"):
+                        return None  # a tensor-valued scalar: the accumulator knows how to read it
+                    continue  # text, images, histograms: not scalars
+                points = scalars.setdefault(value.tag, [])
+                if points and event.step < points[-1][0]:
+                    return None  # a restarted run: the accumulator drops the abandoned steps
+                points.append((event.step, value.simple_value))
+    return scalars
