@@ -65,5 +65,4 @@ def read(path: Path, run: str | None = None) -> ForeignRun:
     notes = [f"{skipped} rows without a usable step were skipped"] if skipped else []
     if unreadable:
         notes.append(f"{unreadable} cells that are not numbers were skipped")
-    notes = [f"{skipped} rows without a usable step were skipped"] if skipped else []
     return ForeignRun("csv", file, records, f"{len(table)} rows; {rename.describe()}", notes)
