@@ -29,10 +29,10 @@ def add_parser(verbs) -> None:
 
 def run(args) -> int:
     from chapters.cli import UsageError
-    from chapters.doctor import diagnose, diagnose_run, run_from_records
+    from chapters.doctor import diagnose_run
     from chapters.doctor.report import format_finding, format_report
     from chapters.logging_levels.level3_jsonl import LOG_NAME, MetricsLogError
-    from chapters.records.formats.detect import describe, open_run
+    from chapters.records.formats.detect import describe, load
 
     if args.follow:
         from chapters.doctor.live import follow
@@ -59,14 +59,10 @@ def run(args) -> int:
             raise UsageError(err) from None
         return 0
     try:
-        source = open_run(args.path, args.format, args.run_name)
-        if source.foreign is None:
-            diagnosis = diagnose(args.path)
-        else:
+        run_log, source = load(args.path, args.format, args.run_name)
+        if source.foreign is not None:
             sys.stderr.write(f"clinic diagnose: {describe(source)}\n")
-            foreign = source.foreign
-            diagnosis = diagnose_run(run_from_records(foreign.metrics, foreign.events))
-            diagnosis.notes[:0] = foreign.notes
+        diagnosis = diagnose_run(run_log)
     except MetricsLogError as err:
         raise UsageError(err) from None
     except OSError as err:

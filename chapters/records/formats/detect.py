@@ -66,6 +66,18 @@ def open_run(path, format: str = "auto", run: str | None = None) -> Source:
     return Source(chosen, foreign)
 
 
+def load(path, format: str = "auto", run: str | None = None):
+    """``(RunLog, Source)``: the run at ``path`` in any format, as the doctor's tables."""
+    from chapters.doctor.loader import load_run, run_from_records
+
+    source = open_run(path, format, run)
+    if source.foreign is None:
+        return load_run(path), source
+    run_log = run_from_records(source.foreign.metrics, source.foreign.events)
+    run_log.notes[:0] = source.foreign.notes
+    return run_log, source
+
+
 def describe(source: Source) -> str:
     """One line for stderr: which reader read what, and which keys it renamed."""
     foreign = source.foreign
