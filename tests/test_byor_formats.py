@@ -10,7 +10,8 @@ from torch.utils.tensorboard import SummaryWriter
 
 from chapters.cli import main
 from chapters.logging_levels.level3_jsonl import MetricsLogError
-from chapters.records.formats import Renamer, contract_name, csv_log, hf_trainer, tensorboard
+from chapters.records.formats import (Renamer, contract_name, csv_log, hf_trainer, records_from_columns,
+                                      split_by_kind, tensorboard)
 from chapters.records.formats.detect import detect, open_run
 
 
@@ -62,7 +63,21 @@ def test_fast_path_agrees_with_the_event_accumulator(tmp_path):
     reference = tensorboard._accumulated_scalars(tmp_path)
     assert fast is not None and fast.keys() == reference.keys()
     for tag in fast:
-        assert [(s, repr(v)) for s, v in fast[tag]] == [(s, repr(v)) for s, v in reference[tag]]
+        assert fast[tag][0] == reference[tag][0]
+        assert [repr(v) for v in fast[tag][1]] == [repr(v) for v in reference[tag][1]]
+
+
+def test_columns_hold_the_records_split_by_kind_would_make():
+    series = {"train_loss": ([1, 2, 2, 3], [1.0, 9.0, 2.0, math.nan]), "epoch": ([1, 2, 3], [0.0, 0.0, 1.0]),
+              "val_loss": ([2], [1.5]), "eval/acc": ([2, 3], [0.5, 0.6]), "grad_norm": ([3], [4.0])}
+    expected = []
+    for step in (1, 2, 3):
+        values = {name: vs[max(i for i, s in enumerate(ss) if s == step)]
+                  for name, (ss, vs) in series.items() if step in ss}
+        expected += split_by_kind(step, values)
+    got = records_from_columns(tensorboard.columns_of(series))
+    key = lambda r: (r["step"], "val_loss" in r or "eval/acc" in r)  # noqa: E731
+    assert [repr(r) for r in sorted(got, key=key)] == [repr(r) for r in sorted(expected, key=key)]
 
 
 def test_a_cut_off_event_file_is_left_to_the_accumulator(tmp_path):

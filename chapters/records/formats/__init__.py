@@ -14,6 +14,7 @@ written -- a NaN loss must reach the doctor as a NaN.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ LIGHTNING_LR = re.compile(r"lr-[a-z0-9_]+", re.IGNORECASE)  # LearningRateMonito
 EVAL_PREFIXES = ("eval/", "eval_", "val/", "val_", "validation/", "valid/")  # whole-eval numbers, not steps'
 
 
+@functools.cache  # a log has a few dozen distinct keys and up to millions of values: decide once per key
 def contract_name(key: str) -> str | None:
     """The contract's name for a foreign key, or None when we know no mapping (the key passes through)."""
     lowered = key.strip().lower()
@@ -41,6 +43,7 @@ def contract_name(key: str) -> str | None:
     return "lr" if LIGHTNING_LR.fullmatch(lowered) else None
 
 
+@functools.cache
 def is_eval_key(key: str) -> bool:
     """Keys measured by an evaluation (they go in the eval record of their step, beside ``val_loss``)."""
     return contract_name(key) == "val_loss" or key.lower().startswith(EVAL_PREFIXES)
@@ -72,13 +75,19 @@ class Renamer:
 
 @dataclass
 class ForeignRun:
-    """What a reader found: contract records (``run_start`` first), and a line saying what was read."""
+    """What a reader found: contract records (``run_start`` first), and a line saying what was read.
+
+    A reader of very large logs (TensorBoard: a million scalars) may hand its metric records over as
+    ``columns`` instead -- the doctor's loader's form, ``{key: (values, present)}`` with one row per record --
+    because a dict per record costs seconds there; :attr:`metrics` turns them into records when asked.
+    """
 
     format: str
     source: Path
     records: list[dict]
     description: str  # "3 tags, 1200 scalars; mapped train/loss -> train_loss, ..."
     notes: list[str] = field(default_factory=list)
+    columns: dict | None = None
 
     @property
     def events(self) -> list[dict]:
@@ -86,7 +95,17 @@ class ForeignRun:
 
     @property
     def metrics(self) -> list[dict]:
+        if self.columns is not None:
+            return records_from_columns(self.columns)
         return [record for record in self.records if "event" not in record]
+
+
+def records_from_columns(columns: dict) -> list[dict]:
+    """``{key: (values, present)}`` -> one dict per row, holding the keys present in that row."""
+    steps = columns["step"][0]
+    keys = [(key, values.tolist(), present.tolist()) for key, (values, present) in columns.items() if key != "step"]
+    return [{"step": int(step), **{key: values[row] for key, values, present in keys if present[row]}}
+            for row, step in enumerate(steps.tolist())]
 
 
 def run_start(source_format: str, **known) -> dict:
@@ -103,6 +122,11 @@ def split_by_kind(step: int, values: dict[str, float]) -> list[dict]:
     """
     train = {key: value for key, value in values.items() if not is_eval_key(key)}
     evals = {key: value for key, value in values.items() if is_eval_key(key)}
+    return step_records(step, train, evals)
+
+
+def step_records(step: int, train: dict[str, float], evals: dict[str, float]) -> list[dict]:
+    """:func:`split_by_kind` for values already split into training and evaluation keys."""
     records = []
     if set(train) - {"epoch"}:
         records.append({"step": step, **train})

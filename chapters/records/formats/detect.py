@@ -61,20 +61,23 @@ def open_run(path, format: str = "auto", run: str | None = None) -> Source:
     if chosen == "jsonl":
         return Source("jsonl", None)
     foreign = READERS[chosen].read(Path(path), run)
-    if not foreign.metrics:
+    if not (foreign.columns["step"][1].any() if foreign.columns is not None else foreign.metrics):
         raise MetricsLogError(f"{foreign.source}: read as {chosen}, but it holds no metric with a step")
     return Source(chosen, foreign)
 
 
 def load(path, format: str = "auto", run: str | None = None):
     """``(RunLog, Source)``: the run at ``path`` in any format, as the doctor's tables."""
-    from chapters.doctor.loader import load_run, run_from_records
+    from chapters.doctor.loader import build_run, load_run, run_from_records
 
     source = open_run(path, format, run)
-    if source.foreign is None:
+    foreign = source.foreign
+    if foreign is None:
         return load_run(path), source
-    run_log = run_from_records(source.foreign.metrics, source.foreign.events)
-    run_log.notes[:0] = source.foreign.notes
+    if foreign.columns is not None:
+        return build_run(foreign.columns, foreign.events, list(foreign.notes)), source
+    run_log = run_from_records(foreign.metrics, foreign.events)
+    run_log.notes[:0] = foreign.notes
     return run_log, source
 
 

@@ -20,10 +20,12 @@ in it is one run, :func:`list_runs` names them, and the caller chooses one (``--
 from __future__ import annotations
 
 import struct
+
+import numpy as np
 from pathlib import Path
 
 from chapters.logging_levels.level3_jsonl import MetricsLogError
-from chapters.records.formats import ForeignRun, Renamer, run_start, split_by_kind
+from chapters.records.formats import ForeignRun, Renamer, is_eval_key, run_start
 
 EVENT_FILE = "events.out.tfevents.*"
 
@@ -64,20 +66,49 @@ def read(path: Path, run: str | None = None) -> ForeignRun:
     if not scalars:
         raise MetricsLogError(f"{folder}: the event files hold no scalars")
     rename = Renamer()
-    by_step: dict[int, dict[str, float]] = {}
-    for tag, points in scalars.items():
-        name = rename(tag)
-        for step, value in points:
-            by_step.setdefault(step, {})[name] = value
-    records = [run_start("tensorboard", run=str(folder))]
-    for step in sorted(by_step):
-        records += split_by_kind(step, by_step[step])
-    count = sum(len(points) for points in scalars.values())
-    return ForeignRun("tensorboard", folder, records,
-                      f"{len(scalars)} tags, {count} scalars; {rename.describe()}")
+    series = {rename(tag): points for tag, points in scalars.items()}
+    count = sum(len(steps) for steps, _ in scalars.values())
+    return ForeignRun("tensorboard", folder, [run_start("tensorboard", run=str(folder))],
+                      f"{len(scalars)} tags, {count} scalars; {rename.describe()}", columns=columns_of(series))
 
 
-def _accumulated_scalars(folder: Path) -> dict[str, list[tuple[int, float]]]:
+def columns_of(series: dict[str, tuple[list, list]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``{key: (steps, values)}`` -> the loader's columns ``{key: (values, present)}``, one row per record.
+
+    The same records :func:`~chapters.records.formats.split_by_kind` makes -- a training row per step with
+    training keys, an eval row per step with eval keys (and the step's epoch) -- built with NumPy, because
+    a million scalars as a million dicts take seconds. A step logged twice for one tag keeps the later value.
+    """
+    last = {}
+    for name, (steps, values) in series.items():
+        steps, values = np.asarray(steps, np.int64), np.asarray(values, float)
+        order = np.argsort(steps, kind="stable")
+        steps, values = steps[order], values[order]
+        keep = np.r_[steps[1:] != steps[:-1], True]  # the last of each run of equal steps
+        last[name] = steps[keep], values[keep]
+    kinds = {name: is_eval_key(name) for name in last}
+    empty = np.array([], np.int64)
+    train_rows = np.unique(np.concatenate([empty, *(s for n, (s, _) in last.items() if not kinds[n] and n != "epoch")]))
+    eval_rows = np.unique(np.concatenate([empty, *(s for n, (s, _) in last.items() if kinds[n])]))
+    rows = np.concatenate([train_rows, eval_rows])
+    columns = {"step": (rows.astype(float), np.ones(len(rows), bool))}
+    for name, (steps, values) in last.items():
+        column, present = np.full(len(rows), np.nan), np.zeros(len(rows), bool)
+        parts = [(0, eval_rows)] if kinds[name] else [(0, train_rows)]
+        if name == "epoch":  # the epoch goes on both kinds of record, as our trainer writes it
+            parts.append((len(train_rows), eval_rows))
+        elif kinds[name]:
+            parts = [(len(train_rows), eval_rows)]
+        for offset, part in parts:
+            where = np.searchsorted(steps, part).clip(max=max(len(steps) - 1, 0))
+            found = (steps[where] == part) if len(steps) else np.zeros(len(part), bool)
+            column[offset:offset + len(part)][found] = values[where[found]]
+            present[offset:offset + len(part)][found] = True
+        columns[name] = column, present
+    return columns
+
+
+def _accumulated_scalars(folder: Path) -> dict[str, tuple[list[int], list[float]]]:
     """Every scalar, through TensorBoard's ``EventAccumulator`` (the reference path)."""
     from tensorboard.backend.event_processing import event_accumulator
     from tensorboard.util import tensor_util
@@ -89,20 +120,21 @@ def _accumulated_scalars(folder: Path) -> dict[str, list[tuple[int, float]]]:
     except Exception as err:  # the reader raises its own error classes for a damaged file
         raise MetricsLogError(f"{folder}: cannot read the event files ({type(err).__name__}: {err})") from None
     tags = accumulator.Tags()
-    scalars = {tag: [(event.step, event.value) for event in accumulator.Scalars(tag)] for tag in tags["scalars"]}
+    scalars = {tag: ([e.step for e in accumulator.Scalars(tag)], [e.value for e in accumulator.Scalars(tag)])
+               for tag in tags["scalars"]}
     for tag in tags["tensors"]:  # TF2's tf.summary.scalar writes a 0-d tensor instead of a simple value
         points = [(event.step, tensor_util.make_ndarray(event.tensor_proto)) for event in accumulator.Tensors(tag)]
         if points and all(value.size == 1 and value.dtype.kind in "fiu" for _, value in points):
-            scalars.setdefault(tag, [(step, float(value.reshape(()))) for step, value in points])
+            scalars.setdefault(tag, ([step for step, _ in points], [float(value.reshape(())) for _, value in points]))
     return scalars
 
 
-def _fast_scalars(files: list[Path]) -> dict[str, list[tuple[int, float]]] | None:
+def _fast_scalars(files: list[Path]) -> dict[str, tuple[list[int], list[float]]] | None:
     """Every scalar of clean event files, or None to take the accumulator's path (see the module doc)."""
     from google.protobuf.message import DecodeError
     from tensorboard.compat.proto.event_pb2 import Event
 
-    scalars: dict[str, list[tuple[int, float]]] = {}
+    scalars: dict[str, tuple[list[int], list[float]]] = {}  # tag -> (steps, values)
     for file in files:
         raw = file.read_bytes()
         position = 0
@@ -123,8 +155,9 @@ def _fast_scalars(files: list[Path]) -> dict[str, list[tuple[int, float]]] | Non
                     if value.HasField("tensor"):
                         return None  # a tensor-valued scalar: the accumulator knows how to read it
                     continue  # text, images, histograms: not scalars
-                points = scalars.setdefault(value.tag, [])
-                if points and event.step < points[-1][0]:
-                    return None  # a restarted run: the accumulator drops the abandoned steps
-                points.append((event.step, value.simple_value))
+                steps, values = scalars.setdefault(value.tag, ([], []))
+                steps.append(event.step)
+                values.append(value.simple_value)
+    if any(np.any(np.diff(steps) < 0) for steps, _ in scalars.values()):
+        return None  # a restarted run, steps going back: the accumulator drops the abandoned steps
     return scalars

@@ -1,0 +1,90 @@
+"""What does ``Monitor`` cost a loop written by hand? Step time with it vs the same loop without it.
+
+The loop: the course's tiny GPT, AdamW, batches of the tiny preset's size drawn once beforehand (so data
+loading is not in the comparison), one CPU thread. Conditions, same seed and batches:
+
+* ``bare``: forward, backward, ``optimizer.step()``, ``zero_grad()`` -- nothing else;
+* ``monitor @10`` / ``monitor @1``: the same plus ``monitor.step(loss, batch)`` with
+  ``Monitor(..., log_every=10 or 1)`` writing ``metrics.jsonl`` with every course metric.
+
+Repeats are interleaved (bare, @10, @1, in a rotating order) so drift in the machine's speed hits every
+condition alike. Printed: the median step time of each condition, the ratio of medians (1.00 = free), the
+ratio within each repeat (median and quartiles: how much of the ratio is noise), and the load average.
+
+    OMP_NUM_THREADS=1 PYTHONPATH=. python bench/monitor_overhead.py [--steps 150] [--repeats 9]
+
+Goals (issue 20): <= 1.05 at interval 1, <= 1.02 at interval 10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+
+import torch
+
+from chapters.core.data import make_loader, markov_corpus
+from chapters.core.run import build_model, preset_config
+from chapters.metrics.groups import gpt_group
+from chapters.monitor import Monitor
+
+
+def step_time(batches, vocab_size: int, log_every: int | None) -> float:
+    """Mean seconds per step of the loop; ``log_every`` None: without a Monitor."""
+    torch.manual_seed(0)
+    model = build_model("tiny", vocab_size)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    with tempfile.TemporaryDirectory() as out:
+        monitor = Monitor(model, optimizer, out, log_every=log_every, grouping=gpt_group) if log_every else None
+        started = time.perf_counter()
+        for batch in batches:
+            loss = model(batch["input_ids"], labels=batch["labels"])["loss"]
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            if monitor is not None:
+                monitor.step(loss, batch)
+        elapsed = time.perf_counter() - started
+        if monitor is not None:
+            monitor.close()
+    return elapsed / len(batches)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=150)
+    parser.add_argument("--repeats", type=int, default=9)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    corpus = markov_corpus()
+    batch_size = preset_config("tiny").batch_size
+    loader = make_loader(corpus.train, batch_size, shuffle=True, seed=0)
+    batches = []
+    while len(batches) < args.steps:
+        batches += list(loader)
+    batches = batches[:args.steps]
+    conditions = {"bare": None, "monitor @10": 10, "monitor @1": 1}
+    step_time(batches[:20], corpus.tokenizer.vocab_size, 1)  # warm up allocator, caches, lazy imports
+    times = {name: [] for name in conditions}
+    names = list(conditions)
+    for repeat in range(args.repeats):
+        for name in names[repeat % 3:] + names[:repeat % 3]:
+            times[name].append(step_time(batches, corpus.tokenizer.vocab_size, conditions[name]))
+    bare = statistics.median(times["bare"])
+    print(f"{args.steps} steps x {args.repeats} repeats, tiny GPT, batch {batch_size}, 1 thread; "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"bare: median {bare * 1e3:.2f} ms/step")
+    for name in ("monitor @10", "monitor @1"):
+        median = statistics.median(times[name])
+        within = sorted(m / b for m, b in zip(times[name], times["bare"]))
+        q1, q2, q3 = statistics.quantiles(within, n=4)
+        goal = 1.02 if name.endswith("@10") else 1.05
+        print(f"{name}: median {median * 1e3:.2f} ms/step, ratio of medians {median / bare:.3f} "
+              f"(+{(median - bare) * 1e3:.2f} ms); per repeat {q2:.3f} [{q1:.3f}, {q3:.3f}] (goal <= {goal})")
+
+
+if __name__ == "__main__":
+    main()
