@@ -17,7 +17,8 @@ It writes the same ``metrics.jsonl`` (and, with ``tensorboard=True``, the same e
 
 How, without a second copy of any metric: every measuring callback and writer in the course reads a small
 surface of the Trainer (``trainer.model``, ``trainer.step``, ``trainer.grad_norm``, ``trainer.config
-.log_every``...). A Monitor *is* that surface. Its hooks are called at the moments the Trainer calls them:
+.log_every``...). A Monitor keeps an object with exactly that surface (:class:`LoopView`) and calls the
+callbacks' hooks at the moments the Trainer calls them:
 
 * ``on_before_optimizer_step`` from a hook registered on *your* optimizer (``register_step_pre_hook``):
   the gradients are complete there, whatever your loop does between ``backward`` and ``step``. That is
@@ -28,7 +29,7 @@ surface of the Trainer (``trainer.model``, ``trainer.step``, ``trainer.grad_norm
 * ``on_eval_end`` from :meth:`Monitor.eval`, ``on_run_end`` from :meth:`Monitor.close` (or the ``with``).
 
 The record itself is built by the Trainer's own methods (``log_record``, ``log``, ``emit_event``), borrowed
-below as they are: a Monitor holds the attributes they read (the loss summed on the device over the
+below as they are: a ``LoopView`` holds the attributes they read (the loss summed on the device over the
 window, the window's tokens and clock), so a monitored loop and ``clinic train`` cannot drift apart.
 Same overhead rule as the Trainer: between logging steps nothing is read back from the device.
 """

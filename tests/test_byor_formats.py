@@ -36,10 +36,12 @@ def test_common_spellings_map_onto_the_contract(spelling, name):
 
 
 def test_each_contract_key_is_taken_once_and_the_rest_passes_through():
-    rename = Renamer()
-    assert [rename(k) for k in ("train/loss", "loss", "eval/accuracy", "train/loss")] == \
-        ["train_loss", "loss", "eval/accuracy", "train_loss"]
-    assert rename.mapped == {"train/loss": "train_loss"}
+    keys = ("train/loss", "loss", "eval/accuracy", "learning_rate")
+    rename = Renamer(keys)
+    assert [rename(k) for k in keys] == ["train_loss", "loss", "eval/accuracy", "lr"]
+    assert rename.describe() == "mapped train/loss -> train_loss, learning_rate -> lr"
+    exact = Renamer(["loss", "train_loss"])  # the contract's own spelling keeps its name
+    assert [exact(k) for k in ("loss", "train_loss")] == ["loss", "train_loss"]
 
 
 def test_tensorboard_scalars_become_train_and_eval_records(tmp_path):
@@ -134,7 +136,7 @@ def test_csv_tells_an_empty_cell_from_a_nan(tmp_path):
 
 
 @pytest.mark.parametrize("content, problem", [
-    (None, "holds no run log"),
+    (None, "holds no metrics.jsonl, nor another tool's run log"),
     ("step_count,loss\n1,2\n", "no 'step' column"),
     ("step,loss\n", "holds no metric"),
 ])

@@ -49,27 +49,30 @@ def is_eval_key(key: str) -> bool:
     return contract_name(key) == "val_loss" or key.lower().startswith(EVAL_PREFIXES)
 
 
-@dataclass
 class Renamer:
-    """Renames one log's keys, each contract name taken once, and remembers what it did for the report.
+    """Renames one log's keys, each contract name given to one key, and says what it did for the report.
 
-    When two foreign keys claim the same contract name (``loss`` and ``train/loss`` in one log), the first
-    one met wins and the other passes through under its own name: one curve per contract key, never a mix.
+    When several keys claim the same contract name (``loss`` and ``train/loss``, or ``loss`` beside a
+    ``train_loss`` already spelled the contract's way), the key spelled exactly as the contract spells it
+    keeps it, else the first one met; the others pass through under their own names: one curve per
+    contract key, never two curves mixed into one.
     """
 
-    mapped: dict[str, str] = field(default_factory=dict)  # foreign key -> contract key
+    def __init__(self, keys):
+        keys = list(dict.fromkeys(keys))
+        taken = {key for key in keys if contract_name(key) == key}
+        self.mapped: dict[str, str] = {}  # foreign key -> contract key, for the keys that change
+        for key in keys:
+            name = contract_name(key)
+            if name is not None and name not in taken:
+                self.mapped[key] = name
+                taken.add(name)
 
     def __call__(self, key: str) -> str:
-        if key in self.mapped:
-            return self.mapped[key]
-        name = contract_name(key)
-        if name is None or name in self.mapped.values():
-            return key
-        self.mapped[key] = name
-        return name
+        return self.mapped.get(key, key)
 
     def describe(self) -> str:
-        renamed = [f"{old} -> {new}" for old, new in self.mapped.items() if old != new]
+        renamed = [f"{old} -> {new}" for old, new in self.mapped.items()]
         return "mapped " + ", ".join(renamed) if renamed else "no key needed renaming"
 
 

@@ -45,7 +45,7 @@ def read(path: Path, run: str | None = None) -> ForeignRun:
     step_columns = [column for column in table.columns if contract_name(column) == "step"]
     if not step_columns:
         raise MetricsLogError(f"{file}: no 'step' column, so the rows cannot be placed on a time axis")
-    rename = Renamer()
+    rename = Renamer(table.columns)
     names = {column: rename(column) for column in table.columns}
     step_column = next(column for column in table.columns if names[column] == "step")
     numbers, readable = {}, {}

@@ -30,7 +30,7 @@ def detect(path: Path) -> str:
             return "csv"
         if "tfevents" in name:
             return "tensorboard"
-        if name == hf_trainer.STATE_FILE:
+        if name.endswith(".json"):  # trainer_state.json, or a copy of it under another name
             return "hf"
         return "jsonl"  # our reader says clearly what is wrong with a file that is no log at all
     if (path / LOG_NAME).is_file():
@@ -41,8 +41,8 @@ def detect(path: Path) -> str:
         return "csv"
     if tensorboard.list_runs(path):
         return "tensorboard"
-    raise MetricsLogError(f"{path} holds no run log (looked for {LOG_NAME}, {hf_trainer.STATE_FILE}, "
-                          f"{csv_log.LIGHTNING_FILE}, a CSV with a step column, TensorBoard event files)")
+    raise MetricsLogError(f"{path} holds no {LOG_NAME}, nor another tool's run log ({hf_trainer.STATE_FILE}, "
+                          f"{csv_log.LIGHTNING_FILE}, TensorBoard event files)")
 
 
 @dataclass
@@ -58,6 +58,8 @@ def open_run(path, format: str = "auto", run: str | None = None) -> Source:
     if format not in FORMATS:
         raise MetricsLogError(f"unknown format {format!r} (accepted: {', '.join(FORMATS)})")
     chosen = detect(path) if format == "auto" else format
+    if run is not None and chosen != "tensorboard":
+        raise MetricsLogError(f"--run chooses among TensorBoard runs, but {path} was read as {chosen}")
     if chosen == "jsonl":
         return Source("jsonl", None)
     foreign = READERS[chosen].read(Path(path), run)

@@ -55,13 +55,12 @@ def read(path: Path, run: str | None = None) -> ForeignRun:
     history = state.get("log_history") if isinstance(state, dict) else None
     if not isinstance(history, list):
         raise MetricsLogError(f"{state_path}: no 'log_history' list (is it a Trainer's state?)")
-    rename = Renamer()
+    entries = [entry for entry in history if isinstance(entry, dict) and SUMMARY_KEY not in entry]
+    rename = Renamer(key for entry in entries for key in entry)
     records = [run_start("hf", config={k: state[k] for k in STATE_FACTS if k in state},
                          vocab_size=_vocab_size(state_path.parent))]
     skipped = 0
-    for entry in history:
-        if not isinstance(entry, dict) or SUMMARY_KEY in entry:
-            continue
+    for entry in entries:
         numbers = {rename(k): v for k, v in entry.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         if not isinstance(entry.get("step"), int):
             skipped += 1

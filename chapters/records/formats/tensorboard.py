@@ -65,7 +65,7 @@ def read(path: Path, run: str | None = None) -> ForeignRun:
         scalars = _accumulated_scalars(folder)
     if not scalars:
         raise MetricsLogError(f"{folder}: the event files hold no scalars")
-    rename = Renamer()
+    rename = Renamer(scalars)
     series = {rename(tag): points for tag, points in scalars.items()}
     count = sum(len(steps) for steps, _ in scalars.values())
     return ForeignRun("tensorboard", folder, [run_start("tensorboard", run=str(folder))],
