@@ -125,11 +125,6 @@ def split_by_kind(step: int, values: dict[str, float]) -> list[dict]:
     """
     train = {key: value for key, value in values.items() if not is_eval_key(key)}
     evals = {key: value for key, value in values.items() if is_eval_key(key)}
-    return step_records(step, train, evals)
-
-
-def step_records(step: int, train: dict[str, float], evals: dict[str, float]) -> list[dict]:
-    """:func:`split_by_kind` for values already split into training and evaluation keys."""
     records = []
     if set(train) - {"epoch"}:
         records.append({"step": step, **train})
