@@ -9,7 +9,10 @@ loading is not in the comparison), one CPU thread. Conditions, same seed and bat
 
 Repeats are interleaved (bare, @10, @1, in a rotating order) so drift in the machine's speed hits every
 condition alike. Printed: the median step time of each condition, the ratio of medians (1.00 = free), the
-ratio within each repeat (median and quartiles: how much of the ratio is noise), and the load average.
+ratio within each repeat (median and quartiles: how much of the ratio is noise), and the load average; in
+wall-clock and in CPU time (on a shared machine the wall clock also counts waiting for a core). Last, the
+time spent inside the Monitor itself per step, timed directly, over the bare step time: on a busy machine,
+where two step times of the same loop differ by 10 % from noise alone, this is the steadier estimate.
 
     OMP_NUM_THREADS=1 PYTHONPATH=. python bench/monitor_overhead.py [--steps 150] [--repeats 9]
 
@@ -32,13 +35,32 @@ from chapters.metrics.groups import gpt_group
 from chapters.monitor import Monitor
 
 
-def step_time(batches, vocab_size: int, log_every: int | None) -> tuple[float, float]:
-    """Mean (wall, CPU) seconds per step of the loop; ``log_every`` None: without a Monitor."""
+class InsideClock:
+    """Wall time spent inside the Monitor: its optimizer pre-hook (between a hook registered just before the
+    Monitor's and one registered just after: hooks run in registration order) and ``monitor.step``."""
+
+    def __init__(self):
+        self.seconds = 0.0
+
+    def start(self, *hook_args):
+        self.started = time.perf_counter()
+
+    def stop(self, *hook_args):
+        self.seconds += time.perf_counter() - self.started
+
+
+def step_time(batches, vocab_size: int, log_every: int | None) -> tuple[float, float, float]:
+    """Mean (wall, CPU, inside the Monitor) seconds per step; ``log_every`` None: without a Monitor."""
     torch.manual_seed(0)
     model = build_model("tiny", vocab_size)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    inside = InsideClock()
     with tempfile.TemporaryDirectory() as out:
-        monitor = Monitor(model, optimizer, out, log_every=log_every, grouping=gpt_group) if log_every else None
+        monitor = None
+        if log_every:
+            optimizer.register_step_pre_hook(inside.start)
+            monitor = Monitor(model, optimizer, out, log_every=log_every, grouping=gpt_group)
+            optimizer.register_step_pre_hook(inside.stop)
         started, cpu_started = time.perf_counter(), time.process_time()
         for batch in batches:
             loss = model(batch["input_ids"], labels=batch["labels"])["loss"]
@@ -46,11 +68,13 @@ def step_time(batches, vocab_size: int, log_every: int | None) -> tuple[float, f
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             if monitor is not None:
+                inside.start()
                 monitor.step(loss, batch)
+                inside.stop()
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
         if monitor is not None:
             monitor.close()
-    return elapsed / len(batches), cpu / len(batches)
+    return elapsed / len(batches), cpu / len(batches), inside.seconds / len(batches)
 
 
 def main() -> None:
@@ -68,13 +92,14 @@ def main() -> None:
     batches = batches[:args.steps]
     conditions = {"bare": None, "monitor @10": 10, "monitor @1": 1}
     step_time(batches[:20], corpus.tokenizer.vocab_size, 1)  # warm up allocator, caches, lazy imports
-    times = {(name, clock): [] for name in conditions for clock in ("wall", "cpu")}
+    times = {(name, clock): [] for name in conditions for clock in ("wall", "cpu", "inside")}
     names = list(conditions)
     for repeat in range(args.repeats):
         for name in names[repeat % 3:] + names[:repeat % 3]:
-            wall, cpu = step_time(batches, corpus.tokenizer.vocab_size, conditions[name])
+            wall, cpu, inside = step_time(batches, corpus.tokenizer.vocab_size, conditions[name])
             times[name, "wall"].append(wall)
             times[name, "cpu"].append(cpu)
+            times[name, "inside"].append(inside)
     print(f"{args.steps} steps x {args.repeats} repeats, tiny GPT, batch {batch_size}, 1 thread; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     # CPU time: on a shared machine the wall clock also counts waiting for a core, which is not the Monitor's
@@ -88,6 +113,12 @@ def main() -> None:
             goal = 1.02 if name.endswith("@10") else 1.05
             print(f"[{clock}] {name}: median {median * 1e3:.2f} ms/step, ratio of medians {median / bare:.3f} "
                   f"({(median - bare) * 1e3:+.2f} ms); per repeat {q2:.3f} [{q1:.3f}, {q3:.3f}] (goal <= {goal})")
+    # The Monitor's own time, measured directly: robust where the difference of two noisy step times is not.
+    bare = statistics.median(times["bare", "wall"])
+    for name in ("monitor @10", "monitor @1"):
+        inside = statistics.median(times[name, "inside"])
+        print(f"[inside] {name}: {inside * 1e3:.3f} ms/step inside the Monitor = {inside / bare:.3%} of the bare "
+              f"step: estimated ratio {1 + inside / bare:.3f}")
 
 
 if __name__ == "__main__":
