@@ -16,7 +16,7 @@ import multiprocessing
 import os
 import time
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import psutil

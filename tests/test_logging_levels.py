@@ -127,7 +127,7 @@ def test_reader_reports_malformed_lines_by_number(tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [(b"", "contains no records"), (b"\x00\x01binary", "binary file"),
-                                              (b"garbage\n", "contains no records (1 malformed lines)")])
+                                              (b"garbage\n", "contains no records (1 malformed lines; first, line 1: not valid JSON)")])
 def test_reader_refuses_unusable_logs_with_one_clear_message(tmp_path, content, message):
     path = tmp_path / "metrics.jsonl"
     path.write_bytes(content)

@@ -1,4 +1,8 @@
-"""``clinic plot``: draw a run's metrics.jsonl as one PNG (loss, lr, grad norm, throughput, memory)."""
+"""``clinic plot``: draw a run's metrics as one PNG (loss, lr, grad norm, throughput, memory).
+
+The run is our ``metrics.jsonl`` or another tool's log (TensorBoard, a Hugging Face ``trainer_state.json``,
+a CSV), read by :mod:`chapters.records.formats` into the same records; stderr says which.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,8 @@ from pathlib import Path
 
 from chapters.cli.args import path_text
 from chapters.errors import MetricsLogError, UsageError
+from chapters.records.formats.detect import add_format_options
 from chapters.records.jsonl import find_log
-from chapters.records.runlog import RunLog
 
 
 def add_parser(verbs) -> None:
@@ -16,18 +20,24 @@ def add_parser(verbs) -> None:
     parser.add_argument("run_dir", metavar="RUN_DIR", type=path_text, help="a run directory (or a metrics.jsonl file)")
     parser.add_argument("-o", "--output", metavar="PNG",
                         help="output file (.png, .pdf, .svg ...) or an existing directory (default: RUN_DIR/plot.png)")
+    add_format_options(parser)
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
     from chapters.plots import plot_run
+    from chapters.records.formats.detect import describe, load
 
     try:
-        log_path = find_log(args.run_dir)
+        log, source = load(args.run_dir, args.format, args.run_name)
+        log_path = find_log(args.run_dir) if source.foreign is None else source.foreign.source
         output = output_path(args.output, log_path)
-        log = RunLog.load(log_path)
+    except OSError as err:
+        raise UsageError(f"cannot read {args.run_dir}: {err.strerror}") from None
     except MetricsLogError as err:
         raise UsageError(err) from None
+    if source.foreign is not None:
+        sys.stderr.write(f"clinic plot: {describe(source)}\n")
     for problem in log.skipped_lines:  # plotted without them; say which lines were skipped
         sys.stderr.write(f"clinic plot: warning: {log_path}: {problem} (skipped)\n")
     try:
@@ -44,8 +54,8 @@ def output_path(requested: str | None, log_path: Path) -> Path:
     from matplotlib.figure import Figure
 
 
-    if requested is None:
-        return log_path.parent / "plot.png"
+    if requested is None:  # beside the log; inside a log folder (TensorBoard's) read as a whole
+        return (log_path if log_path.is_dir() else log_path.parent) / "plot.png"
     if not requested.strip():
         raise UsageError("-o: an empty path is not allowed")
     output = Path(requested)

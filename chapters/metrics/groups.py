@@ -41,6 +41,12 @@ def gpt_group(name: str) -> str:
     return OTHER
 
 
+def module_group(name: str) -> str:
+    """Any model's grouping: the top-level module a parameter belongs to (``encoder.layer.0.weight`` ->
+    ``encoder``). A sensible default for a model this course did not write."""
+    return name.split(".", 1)[0]
+
+
 class ParameterGroups:
     """The model's parameters, in ``model.parameters()`` order, each with the name of its group.
 

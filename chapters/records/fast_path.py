@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import numpy as np
 import pandas as pd
+
+from chapters.records.jsonl import type_problem
 
 
 def fast_columns(raw: bytes):
@@ -35,7 +38,7 @@ def fast_columns(raw: bytes):
             event = json.loads(raw[line_start:line_end])
         except ValueError:
             return None
-        if not isinstance(event, dict) or "event" not in event or len(events) > 10_000:
+        if not isinstance(event, dict) or "event" not in event or type_problem(event) or len(events) > 10_000:
             return None
         events.append(event)
         pieces.append(raw[start:line_start])
@@ -44,6 +47,10 @@ def fast_columns(raw: bytes):
     body = b"".join(pieces) + raw[start:] if pieces else raw
     if not body:
         return {}, events, []
+    if _STRING_VALUE.search(body) or b"true" in body or b"false" in body:
+        return None  # a value spelled as text or a boolean breaks the contract: the tolerant path names the line
+    if len(_INTEGER_STEP.findall(body)) != body.count(b"\n") or body.count(b'"step"') != body.count(b"\n"):
+        return None  # a record without a step, or one that is not a plain integer (1.5, "3", null): likewise
     octets = np.frombuffer(body, np.uint8)
     lines, opening, closing, colons, brackets = (int(np.count_nonzero(octets == ord(c))) for c in "\n{}:[")
     if not (body.startswith(b"{") and body.endswith(b"}\n") and opening == lines == closing and not brackets):
@@ -79,3 +86,7 @@ def fast_columns(raw: bytes):
 
 
 _COLON_TO_COMMA = bytes.maketrans(b":", b",")
+# pandas would read "3" as 3 and true as 1: the contract (``type_problem``) refuses both, so neither may
+# pass here. A key that merely contains these characters only costs the slower path, never a wrong answer.
+_STRING_VALUE = re.compile(rb':\s*"')
+_INTEGER_STEP = re.compile(rb'"step":\s*-?[0-9]+\s*[,}]')

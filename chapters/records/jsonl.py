@@ -166,7 +166,7 @@ def read_metrics_log(path: str | Path) -> MetricsLog:
             continue
         (log.events if "event" in value else log.metrics).append(value)
     if not log.metrics and not log.events:
-        detail = f" ({len(log.problems)} malformed lines)" if log.problems else ""
+        detail = f" ({len(log.problems)} malformed lines; first, {log.problems[0]})" if log.problems else ""
         raise MetricsLogError(f"{path} contains no records{detail}")
     return log
 

@@ -5,8 +5,9 @@ A log becomes tidy pandas frames: ``train`` (training records, one row per step)
 records), ``nonfinite`` (which losses and gradient norms were *written* NaN/Inf) and ``events``. Real logs are
 messy, and every reader must cope the same way:
 
-* numbers written as strings (``"0.53"``, ``"NaN"``) are converted; a NaN loss stays NaN (never dropped);
-* records without a ``step`` cannot be placed on the time axis: they are skipped and counted in ``notes``;
+* a NaN loss stays NaN (never dropped): a written NaN is a finding, an absent value is not;
+* records that break the contract's types (a ``step`` that is no integer, ``"0.53"`` written as a string,
+  no ``step`` at all) cannot be trusted: they are skipped and named by line in ``notes``;
 * eval records (``val_loss``) and training records live at the same steps, so they are kept apart.
 
 **Resumed runs** (a crash, then a restart from a checkpoint that appends to the same log) are *segments*,
@@ -270,7 +271,7 @@ def build_run(columns: dict, events: list[dict], notes: list[str], path: Path | 
     rows = frame.drop(columns=flag_columns)
     train, evals = _part(rows, flags, False), _part(rows, flags, True)
     starts = [event for event in events if event.get("event") == "run_start"]
-    return RunLog(train, evals, flags, rows[["step", "kind"]], events, starts[-1] if starts else {}, notes, path)
+    return RunLog(train, evals, flags, rows[["step", "kind"]], events, starts[-1] if starts else {}, notes, path=path)
 
 
 def _part(rows: pd.DataFrame, flags: pd.DataFrame, kind: bool) -> pd.DataFrame:
