@@ -145,13 +145,27 @@ def fix_problem(seed: int) -> tuple[int, int]:
     rng = random.Random(seed + 2)
     config = tiny_config()
     while True:
-        effective = rng.choice([256, 512, 1024, 2048, 4096])
+        effective = rng.choice([256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096])
         cap = int(2 ** rng.uniform(math.log2(16 * MiB), math.log2(800 * MiB)))
         needs = [reference_bytes(config, effective // accum, SEQ_LEN, ckpt)
                  for accum in divisors(effective) for ckpt in (False, True)]
         full_batch_fits = needs[0] <= cap
-        if not full_batch_fits and min(needs) <= cap and all(abs(n - cap) > AMBIGUITY * cap for n in needs):
+        if (not full_batch_fits and min(needs) <= cap and all(abs(n - cap) > AMBIGUITY * cap for n in needs)
+                and uneven_split_fits(config, effective, cap)):
             return effective, cap
+
+
+def uneven_split_fits(config: GPTConfig, effective: int, cap: int) -> bool:
+    """Whether some count of micro-batches that does NOT divide the effective batch would fit before the best
+    count that does -- so an answer that rounds the micro-batch up (and silently trains on a different
+    effective batch) picks it and is caught, on every hidden draw rather than by luck."""
+    fewest = best_fix(effective, cap)["grad_accum_steps"]
+    for accum in range(2, fewest):
+        rounded_up = -(-effective // accum)
+        if effective % accum and any(reference_bytes(config, rounded_up, SEQ_LEN, ckpt) <= cap
+                                     for ckpt in (False, True)):
+            return True
+    return False
 
 
 def divisors(number: int) -> list[int]:

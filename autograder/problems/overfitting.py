@@ -42,7 +42,24 @@ def stopping_cases(seed: int) -> list[dict]:
                 losses[position] = min(v for v in losses[:position] if v is not None) - min_delta
         cases.append({"losses": losses, "patience": rng.randint(1, 4), "min_delta": min_delta,
                       "restore_best": index != 0 or seed == 0})
-    return cases
+    return [*cases, exact_min_delta_case(rng)]
+
+
+def exact_min_delta_case(rng: random.Random) -> dict:
+    """A sequence where an improvement of exactly ``min_delta`` comes right after the best value and every later
+    value is worse: counting it as an improvement stops one evaluation later and keeps other weights, so an
+    answer that ignores ``min_delta`` fails on every draw, not on a lucky one."""
+    min_delta = rng.choice([1, 2]) / 64
+    patience = rng.randint(1, 4)
+    level = rng.randint(100, 200)
+    losses = []
+    for _ in range(rng.randint(2, 6)):
+        level -= rng.randint(3, 6)
+        losses.append(level / 64)
+    best = losses[-1]
+    losses.append(best - min_delta)
+    losses += [best + rng.randint(0, 4) / 64 for _ in range(patience + 2)]
+    return {"losses": losses, "patience": patience, "min_delta": min_delta, "restore_best": True}
 
 
 class EarlyStoppingCheck:
