@@ -33,6 +33,7 @@ def test_train_writes_a_summary_next_to_the_loss_floor(tmp_path):
     (["--out", "/proc/no/such/dir"], "--out"),
     (["--batch-size", "100000"], "training examples"),
     (["--text", "/no/such/file.txt"], "not found"),
+    (["--wandb"], "--wandb"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, names):
     result = clinic("train", "--quiet", *args)
@@ -40,6 +41,17 @@ def test_bad_input_is_one_line_and_exit_2(args, names):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and names in lines[0], result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_wandb_is_optional_and_offline(tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("wandb") is not None:
+        pytest.skip("wandb is installed here; this checks the run without it")
+    result = clinic("train", "--steps", "4", "--quiet", "--log-level", "2,3", "--wandb", "--out", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    assert "note: wandb is not installed" in result.stderr
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["status"] == "completed"
 
 
 def test_cuda_request_without_cuda_is_a_usage_error():

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from chapters.core.model import GPT, PRESETS, count_parameters
-from chapters.memory.course_text_formula import course_text_estimate
+from chapters.memory.course_text_formula import course_text_estimate, course_text_printout
 from chapters.memory.estimator import estimate_memory, largest_batch_within, parameter_counts
 from chapters.memory.measure import measure_peak
 from tests.conftest import clinic
@@ -73,6 +73,20 @@ def test_course_formula_counts_optimizer_state_twice_and_ignores_the_architectur
     doubled = course_text_estimate(params, 32, 64)["activations"] / course["activations"]
     assert doubled == pytest.approx(2 ** 0.75)  # sub-linear in the batch; real activations double
     assert estimate_memory(tiny(), 32, 64).components["activations"] == 2 * ours["activations"]
+
+
+def test_course_text_printout_lines_do_not_add_up_to_its_total():
+    """Flaw 4: the printed lines omit the second copy of AdamW's state that the TOTAL includes."""
+    params = 7_000_000_000  # the course text's own scale, so its 2-decimal GB figures are not all zero
+    printout = course_text_printout(params, 8, 2048, "bf16")
+    gigabytes = [float(line.split(":")[1].split()[0]) for line in printout.splitlines()[1:] if ":" in line]
+    *lines, total = gigabytes
+    assert len(lines) == 4
+    gap = total - sum(lines)
+    assert gap == pytest.approx(course_text_estimate(params, 8, 2048, "bf16")["states (momentum + variance)"] / 1e9,
+                                abs=0.03)  # the hidden copy: 28 GB here, rounding aside
+    report = estimate_memory(tiny(), 16, 64)
+    assert report.total_bytes == sum(report.components.values())  # ours: every byte of the total is a line
 
 
 def test_clinic_estimate_memory_json_budget_and_errors():

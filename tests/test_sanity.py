@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 import torch
@@ -31,8 +32,13 @@ def test_data_check_passes_and_catches_each_broken_batch():
     out_of_range = {**good, "input_ids": good["input_ids"].clone().fill_(V)}
     all_ignored = {**good, "labels": torch.full_like(good["labels"], IGNORE_INDEX)}
     not_shifted = {**good, "labels": good["input_ids"]}
+    zero_row = {**good, "input_ids": good["input_ids"].clone().index_fill_(0, torch.tensor([2]), 0)}
+    infinite = {**good, "loss_weight": torch.ones(good["input_ids"].shape).index_fill_(1, torch.tensor([5]), math.inf)}
+    nan_feature = {**good, "features": torch.tensor([0.5, math.nan])}
     for broken, words in ((out_of_range, "outside the vocabulary"), (all_ignored, "every label is ignored"),
-                          (not_shifted, "not the inputs shifted")):
+                          (not_shifted, "not the inputs shifted"), (zero_row, "sequence(s) [2] are all token 0"),
+                          (infinite, "'loss_weight' holds 4 NaN or infinite"),
+                          (nan_feature, "'features' holds 1 NaN or infinite")):
         result = check_data([good, broken], V)
         assert not result.passed and words in result.verdict and result.numbers["batch"] == 1
 

@@ -13,17 +13,35 @@ you to fix them. The bugs:
   4. its ranking lives only in memory: a restarted run forgets which files it kept.
 
 ``naive_safe_load``
-  5. loads the weights twice, both times with ``strict=False``, so a wrong model loads "successfully";
-  6. unpickles with full pickle (``weights_only=False``): loading a file runs any code inside it;
+  5. loads the weights twice, both times with ``strict=False``. What ``strict=False`` hides is *names*:
+     missing and unexpected keys become a warning line in the log, and loading goes on with a half-random
+     network. It does **not** hide shapes -- a tensor of another width raises ``RuntimeError`` (size
+     mismatch) whatever ``strict`` says. So another architecture with the same width "loads", with warnings
+     nobody reads; another width crashes.
+  6. calls ``torch.load(path)`` without ``weights_only``. Whether that runs code hidden in the file depends on
+     torch: before 2.6 the default was full pickle (a file can run any function while it is read); since 2.6
+     the default is ``weights_only=True`` and the same call refuses such a file. The pin ``torch>=2.4`` still
+     allows 2.4 and 2.5. And on a new torch the risk is one step away: the refusal's own message suggests
+     ``weights_only=False`` "if you trust the source", and the environment variable
+     ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`` turns every such call back into full pickle. Only an explicit
+     ``weights_only=True`` is safe on every version and in every environment.
   7. probes with ``randint(0, 1000)``, a vocabulary it does not know: it crashes on a 33-token model (and
      would miss out-of-range errors on a bigger one).
+  8. returns ``checkpoint.get("epoch", 0), checkpoint.get("global_step", 0)`` -- keys the course text's
+     checkpointer never writes. Every resume reports (0, 0): the schedule warms up again and the data
+     order starts over, with no error anywhere.
+  9. its "verification" logs the probe's *shape* and calls that a pass: a checkpoint whose weights are NaN
+     gives logits of the right shape, all NaN, and passes.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 
 import torch
+
+logger = logging.getLogger(__name__)
 
 
 class NaiveTopK:
@@ -47,10 +65,16 @@ class NaiveTopK:
             print(f"saved {metric_name}={value:.4f} (rank {rank}/{self.k})")  # noqa: F821 -- bug 3
 
 
-def naive_safe_load(model: torch.nn.Module, path) -> torch.Tensor:
-    checkpoint = torch.load(path, map_location="cpu", weights_only=False)  # bug 6
+def naive_safe_load(model: torch.nn.Module, path) -> tuple[int, int]:
+    checkpoint = torch.load(path, map_location="cpu")  # bug 6 on torch < 2.6 (see above)
     model.load_state_dict(checkpoint["model"], strict=False)  # bug 5 (and again on the next line)
     missing, unexpected = model.load_state_dict(checkpoint["model"], strict=False)
+    if missing:
+        logger.warning("Missing keys in checkpoint: %s", missing)
+    if unexpected:
+        logger.warning("Unexpected keys in checkpoint: %s", unexpected)
     dummy = torch.randint(0, 1000, (1, 16))  # bug 7
     with torch.no_grad():
-        return model(dummy)["logits"]
+        output = model(dummy)
+    logger.info("Checkpoint verification passed: output shape=%s", tuple(output["logits"].shape))  # bug 9
+    return checkpoint.get("epoch", 0), checkpoint.get("global_step", 0)  # bug 8

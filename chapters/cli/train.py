@@ -53,6 +53,8 @@ def add_parser(verbs) -> None:
     parser.add_argument("--log-level", type=log_levels, default=DEFAULT_LEVELS, metavar="L[,L]",
                         help="0 print, 1 logging, 2 TensorBoard, 3 metrics.jsonl; combine as 2,3 (default: 3)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (and no Level 1 console lines)")
+    parser.add_argument("--wandb", action="store_true",
+                        help="with --log-level 2: also log to Weights & Biases, offline (needs `pip install wandb`)")
     parser.add_argument("--stop-on", type=doctor_labels, default=(), metavar="LABEL[,LABEL]",
                         help="stop when the doctor finds one of these (e.g. nan_loss); see docs/doctor.md")
     parser.add_argument("--ckpt-dir", type=writable_dir, help="save checkpoints here (top-K by val_loss + latest)")
@@ -105,6 +107,8 @@ def run(args) -> int:
 
 def train(args, corpus, ranks: distributed.Ranks) -> int:
 
+    if args.wandb and 2 not in args.log_level:
+        raise UsageError("--wandb logs beside TensorBoard: add level 2 (e.g. --log-level 2,3)")
     chosen = {"steps": args.steps, "lr": args.lr, "batch_size": args.batch_size, "warmup_steps": args.warmup_steps,
               "eval_every": args.eval_every, "log_every": args.log_every}
     config = preset_config(
@@ -131,7 +135,7 @@ def train_locked(args, corpus, ranks: distributed.Ranks, config, out: Path) -> i
     history = History()
     # Level 0 prints, which would break the progress bar.
     levels = tuple(sorted({*args.log_level, 0})) if args.log_all_ranks else args.log_level
-    callbacks = [*monitoring_callbacks(out, levels, console=not args.quiet), history,
+    callbacks = [*monitoring_callbacks(out, levels, wandb=args.wandb, console=not args.quiet), history,
                  ProgressBar(disable=args.quiet or 0 in levels)]
     for callback in callbacks:
         if args.log_all_ranks and isinstance(callback, PrintLogger):

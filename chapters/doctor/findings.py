@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 LABELS = (
     "nan_loss", "divergence", "grad_explosion", "vanishing_gradients", "loss_plateau", "no_shuffle",
     "frozen_parameters", "overfitting", "oscillation", "leakage", "throughput_drop", "memory_growth", "oom",
+    "gpu_underutilised",
 )
 
 

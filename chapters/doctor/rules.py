@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chapters.doctor import (divergence, frozen, gradients, leakage, memory, nan, no_shuffle, oom, oscillation,
-                             overfitting, plateau, throughput)
+from chapters.doctor import (divergence, frozen, gpu_utilisation, gradients, leakage, memory, nan, no_shuffle, oom,
+                             oscillation, overfitting, plateau, throughput)
 from chapters.doctor.findings import Diagnosis, Finding
 from chapters.records.runlog import RunLog
 
 RULES = [nan, oom, leakage, frozen, no_shuffle, gradients, divergence, overfitting, memory, throughput,
-         oscillation, plateau]
+         oscillation, plateau, gpu_utilisation]
 
 
 # cause -> symptoms it produces. When both are found and the cause starts no later than the symptom, the
@@ -33,7 +33,7 @@ CONSEQUENCES = {
 
 # Findings about the machine rather than the training: speed falls with a busy neighbour as well as with a
 # stalling loader, so a finding about the loss or the gradients -- which explains the run -- comes first.
-MACHINE = {"throughput_drop"}
+MACHINE = {"throughput_drop", "gpu_underutilised"}
 
 
 # A symptom listed after its cause is true, but it is not the diagnosis: its confidence is capped here, so

@@ -4,6 +4,9 @@
 2. Its activation term, ``34 * P * (B * T / P) ** 0.75``, has no derivation: activations grow *linearly*
    in B * T and depend on the width, depth, vocabulary and attention kernel, none of which appear in it.
 3. It sizes the optimizer state and gradients with the compute dtype, but under AMP those stay fp32.
+4. Its printout does not add up: the TOTAL includes the second copy of the optimizer state, but no line shows
+   it (:func:`course_text_printout`). A reader who adds the lines finds a TOTAL larger than their sum by
+   exactly that copy -- the double count hides in the one number nobody checks.
 """
 
 from __future__ import annotations
@@ -20,3 +23,15 @@ def course_text_estimate(parameters: int, batch_size: int, seq_len: int, dtype: 
         "optimizer (m + v)": parameters * size * 2,
         "states (momentum + variance)": parameters * size * 2,  # the same m and v, counted again
     }
+
+
+def course_text_printout(parameters: int, batch_size: int, seq_len: int, dtype: str = "fp32") -> str:
+    """The course text's report of its estimate: four lines and a TOTAL that is not their sum (flaw 4)."""
+    parts = course_text_estimate(parameters, batch_size, seq_len, dtype)
+    total = sum(parts.values())
+    shown = [("Model parameters", parts["model"]), ("Activations (est)", parts["activations"]),
+             ("Gradients", parts["gradients"]), ("Optimizer states", parts["optimizer (m + v)"])]
+    lines = [f"Estimated memory breakdown ({dtype}):"]
+    lines += [f"  {name + ':':<19}{value / 1e9:>8.2f} GB" for name, value in shown]
+    lines += ["  " + "-" * 35, f"  {'TOTAL:':<19}{total / 1e9:>8.2f} GB"]
+    return "\n".join(lines)

@@ -12,6 +12,24 @@ compute a single norm itself: to clip, the trainer has already taken every param
 members' norms. Passing over every gradient a second time would cost more than the rest of the metric.
 Those few dozen numbers are read once and combined in plain Python: for so few values, that is cheaper
 than the handful of small tensor operations it would take on the device.
+
+**Absolute numbers, and why the doctor does not use them.** The course text gives rules of thumb: a total norm
+of 0.1-5 is normal, above 10 a NaN is coming, below 1e-6 learning has stalled. They are a useful first glance
+at a language model trained with a *mean* cross-entropy and clipping at 1.0 -- and only there, because the
+norm's scale is set by things that have nothing to do with health:
+
+* the **number of parameters**: with similar per-entry gradients the norm grows like the square root of the
+  count, so a big model reads higher than a small one in the same state;
+* the **loss's scale**: a *summed* loss (``reduction="sum"``) multiplies every gradient by the number of tokens,
+  and fp16's ``GradScaler`` multiplies them by its scale (65 536 at the start) until ``unscale_`` -- read the
+  norm after it, as ``clip_grad_norm_`` does in the course trainer;
+* the **batch size**: the noise part of the gradient shrinks like 1 / sqrt(batch), so small batches read higher.
+
+So the two ends keep their meaning on any model -- exactly zero (a frozen or detached part: nothing arrives)
+and non-finite (already broken) -- and everything in between is judged against the run itself: the doctor's
+``grad_explosion`` asks for 10x the run's *own* early norm, ``vanishing_gradients`` compares groups with each
+other. One absolute number is worth watching: the norm against your clipping threshold. If it is above the
+threshold on most steps, clipping is no longer a safety net but a hidden change of learning rate.
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@
 Each check returns a :class:`CheckResult` (a name, passed or not, the numbers behind the verdict) and its
 one-line ``verdict``. They are ordered from cheapest to dearest:
 
-* **data**: token ids inside the vocabulary (an id >= V is an index error on the GPU, or garbage), no batch
+* **data**: token ids inside the vocabulary (an id >= V is an index error on the GPU, or garbage), no
+  sequence of nothing but id 0 (the bytes of a file read past its end, or an empty document padded out: a
+  real text never repeats one token for a whole window), no NaN or infinite value in any floating-point
+  tensor of the batch (masks, loss weights, features: one inf there makes the loss inf, then NaN), no batch
   whose labels are all ignored (a 0/0 = NaN loss), and labels that are the inputs shifted by one (labels equal
   to the inputs teach the model to copy -- the loss drops to ~0 and nothing is learned);
 * **init loss**: with small random weights every token is about equally likely, so the first loss should be
@@ -37,12 +40,22 @@ class CheckResult:
 
 
 def check_data(batches, vocab_size: int) -> CheckResult:
-    """Every batch: ids in [0, V), some label not ignored, labels == inputs shifted left by one."""
+    """Every batch: ids in [0, V), no all-zero sequence, finite floats, some label not ignored, labels ==
+    inputs shifted left by one."""
     for index, batch in enumerate(batches):
         ids, labels = batch["input_ids"], batch["labels"]
         if ids.min() < 0 or ids.max() >= vocab_size:
             return CheckResult("data", False, f"batch {index}: token ids span [{int(ids.min())}, {int(ids.max())}], "
                                f"outside the vocabulary [0, {vocab_size})", {"batch": index})
+        zero_rows = (ids == 0).all(dim=1).nonzero().flatten().tolist()
+        if zero_rows:
+            return CheckResult("data", False, f"batch {index}: sequence(s) {zero_rows} are all token 0 -- a file "
+                               "read past its end, or an empty document padded out", {"batch": index})
+        for key, value in batch.items():
+            if torch.is_tensor(value) and value.is_floating_point() and not torch.isfinite(value).all():
+                return CheckResult("data", False, f"batch {index}: {key!r} holds "
+                                   f"{int((~torch.isfinite(value)).sum())} NaN or infinite values",
+                                   {"batch": index})
         if (labels == IGNORE_INDEX).all():
             return CheckResult("data", False, f"batch {index}: every label is ignored ({IGNORE_INDEX}): the loss "
                                "is 0/0 = NaN", {"batch": index})
@@ -51,7 +64,8 @@ def check_data(batches, vocab_size: int) -> CheckResult:
         if not torch.equal(labels[:, :-1][known], ids[:, 1:][known]):
             return CheckResult("data", False, f"batch {index}: labels are not the inputs shifted by one "
                                "(the model would learn to copy, not to predict)", {"batch": index})
-    return CheckResult("data", True, f"{index + 1} batches: ids in range, labels present and aligned",
+    return CheckResult("data", True, f"{index + 1} batches: ids in range, no all-zero sequence, floats finite, "
+                       "labels present and aligned",
                        {"batches": index + 1})
 
 
