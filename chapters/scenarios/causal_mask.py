@@ -26,7 +26,7 @@ from chapters.scenarios.base import Options, RunPlan, tiny_plan
 ID = "causal_mask"
 LABEL = "leakage"
 EXPECT_SYMPTOM = True
-STEPS = 500
+STEPS = 600  # the model finds the leak at step 300-450 (seed-dependent); the doctor wants 3 evaluations below the floor
 
 
 def broken(options: Options) -> RunPlan:
