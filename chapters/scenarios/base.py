@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Callable
 
 import torch
@@ -107,7 +108,7 @@ def doctor_shows(run: RunLog, label: str | None) -> bool:
     return bool(labels) if label is None else labels[:1] == [label]
 
 
-def shows_symptom(scenario, run: RunLog) -> bool:
+def shows_symptom(scenario: ModuleType, run: RunLog) -> bool:
     """Whether ``run`` shows ``scenario``'s failure: the doctor names its label first -- or, for a scenario
     with a documented gap in the doctor (docs/doctor.md, "Known gaps"), the scenario's own ``symptom(run)``."""
     own = getattr(scenario, "symptom", None)

@@ -126,9 +126,9 @@ def fixed(options: Options) -> RunPlan:
 def symptom(run: RunLog) -> bool:
     """The doctor names ``nan_loss`` first -- or, for bad ids on the CPU, the run failed with an index error.
 
-    The one documented gap in the doctor among the scenarios (docs/doctor.md, "Known gaps"): on the CPU the
-    ``bad_token_ids`` run crashes at its first bad batch with a data error, before any metric moves, and
-    no rule reads ``run_end``'s error text. The crash itself is the symptom the lesson is about."""
+    A documented gap in the doctor (docs/doctor.md, "Known gaps"): on the CPU the ``bad_token_ids`` run
+    crashes at its first bad batch with a data error, before any metric moves, and no rule reads
+    ``run_end``'s error text. The crash itself is the symptom the lesson is about."""
     error = run.error or ""
     crashed_on_bad_ids = run.status == "failed" and ("index out of range" in error or "device-side assert" in error)
     return crashed_on_bad_ids or doctor_shows(run, LABEL)
