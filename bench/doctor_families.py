@@ -126,13 +126,7 @@ def main() -> int:
         for family in sorted({c.family for c in cases}):
             right, total, alarms = score([c for c in cases if c.family == family], found)
             print(f"  {family:8s}: top-1 {right}/{total}, false alarms {alarms}")
-        right, total, alarms = score(cases, found)
-        print(f"\n## held out (shipped thresholds): top-1 {right}/{total} = {right / total:.2f}; "
-              f"false alarms {alarms}/{sum(not c.label for c in cases)}")
-        print("\n".join(table(cases, found)))
-        print("\n## calibration: " + calibration(cases, found))
-        if args.misses:
-            print_misses(cases, found)
+        print_shipped("held out (shipped thresholds)", cases, found, args.misses)
         return 0
 
     shipped = {key: values[0] for key, values in GRID.items()}
@@ -167,14 +161,19 @@ def main() -> int:
           f"false alarms {alarms}/{sum(not c.label for c in cases)}")
     print("\n".join(lines))
     print("\n" + "\n".join(table(cases, held_found)))
+    print_shipped("shipped thresholds on every family (in-sample)", cases, found, args.misses)
+    return 0
+
+
+def print_shipped(title: str, cases, found, misses: bool) -> None:
+    """Top-1, false alarms, the per-label table and the calibration of the shipped thresholds."""
     right, total, alarms = score(cases, found)
-    print(f"\n## shipped thresholds on every family (in-sample): top-1 {right}/{total} = {right / total:.2f}; "
+    print(f"\n## {title}: top-1 {right}/{total} = {right / total:.2f}; "
           f"false alarms {alarms}/{sum(not c.label for c in cases)}")
     print("\n".join(table(cases, found)))
     print("\n## calibration (shipped thresholds): " + calibration(cases, found))
-    if args.misses:
+    if misses:
         print_misses(cases, found)
-    return 0
 
 
 def print_misses(cases, found) -> None:
