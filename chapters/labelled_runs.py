@@ -1,17 +1,15 @@
-"""Labelled runs for the doctor: small training runs with one injected fault each (its benchmark, and the
-source of exercise 09's mystery logs). Kept outside ``chapters.doctor``: the doctor reads logs, it does not
-make them, and it must not depend on the scenarios used here.
+"""Labelled runs: small training runs with one fault injected each, and the label the doctor should give.
+They are the doctor's benchmark (``bench/doctor_eval.py``, which adds course-GPT and scenario runs:
+``bench/labelled_cases.py``) and the source of exercise 09's mystery logs (:mod:`chapters.mystery_runs`).
+Kept outside ``chapters.doctor``: the doctor reads logs, it does not make them.
 
 Two kinds of models that are *not* the course GPT -- an MLP classifier on synthetic data and a GRU language
 model on the Markov corpus -- train on the course's own :class:`~chapters.core.trainer.Trainer`, measured by
 the course's metric callbacks and written by its JSONL writer, like any course run (:func:`train`). Each
 fault is injected the way it happens in real code, never by editing the log: in the recipe (a learning rate
-100x too small, a forgotten ``requires_grad=False``, data sorted by class), in the data from a step on (a
+1000x too small, a forgotten ``requires_grad=False``, data sorted by class), in the data from a step on (a
 batch with no labels, inputs no longer normalised: :class:`FaultyBatches`), or by a callback doing what
 buggy training code does (a learning rate that overrides the schedule, outputs kept with their graphs).
-The course GPT adds runs through :func:`~chapters.core.run.build_trainer` (:func:`gpt_case`), and every
-course scenario (``chapters.scenarios``: the broken run labelled with the scenario's label, the fixed run
-healthy) adds runs of the GPT broken the way the lessons break it (:func:`scenario_cases`).
 
 Why the MLP's loss floor is exact: its labels are a deterministic function of the inputs, flipped to a
 random other class with probability ``NOISE``; the best possible predictor then has expected cross-entropy
@@ -32,7 +30,6 @@ from torch.utils.data import Dataset
 from chapters.core.callbacks import Callback
 from chapters.core.data import CharTokenizer, Corpus, LineDataset, markov_corpus
 from chapters.core.devices import is_out_of_memory, seed_everything
-from chapters.core.run import build_trainer, preset_config
 from chapters.core.trainer import TrainConfig, Trainer, parameter_groups
 from chapters.doctor.findings import LABELS
 from chapters.metrics.first_nonfinite import FirstNonFinite
@@ -41,10 +38,6 @@ from chapters.metrics.groups import module_group
 from chapters.metrics.memory import Memory
 from chapters.metrics.update_ratio import UpdateRatio
 from chapters.records.jsonl import JsonlLogger
-from chapters.scenarios import SCENARIOS
-from chapters.scenarios import nan as scenario_nan
-from chapters.scenarios.base import Options
-from chapters.scenarios.runner import run_variant
 
 FAULTS = {  # fault -> the label the doctor should give (None: a healthy run, no findings expected)
     "healthy": None, "healthy_noisy": None, "healthy_converged": None, **{label: label for label in LABELS},
@@ -53,7 +46,6 @@ FAMILY_FAULTS = {
     "mlp": [fault for fault in FAULTS if fault != "oscillation"],
     "gru": ["healthy", "healthy_noisy", "healthy_converged", "nan_loss", "loss_plateau", "no_shuffle",
             "frozen_parameters", "overfitting", "leakage", "throughput_drop", "memory_growth", "oom", "grad_explosion"],
-    "gpt": ["healthy", "loss_plateau", "nan_loss", "no_shuffle", "frozen_parameters", "overfitting"],
 }
 CLASSES, FEATURES, NOISE = 5, 16, 0.1
 VAL_COUNT = 1024  # the MLP's validation examples
@@ -61,59 +53,20 @@ VAL_COUNT = 1024  # the MLP's validation examples
 
 @dataclass(frozen=True)
 class Case:
-    family: str
+    family: str  # "mlp" or "gru"
     fault: str
     seed: int
     minimal: bool = False  # write only the course text's Level-3 keys (plus what the fault needs to be seen)
     onset_at: int | None = None  # the step the fault starts (default: a third of the run; the oom: two thirds)
-    variant: str = "broken"  # scenario cases: the scenario's broken run or its fixed run
 
     @property
     def label(self) -> str | None:
-        if self.family == "scenario":
-            scenario = SCENARIOS[self.fault.split(":")[0]]
-            return scenario.LABEL if self.variant == "broken" and scenario.EXPECT_SYMPTOM else None
         return FAULTS[self.fault]
 
     @property
     def name(self) -> str:
-        if self.family == "scenario":
-            return f"scenario-{self.fault.replace(':', '-')}-{self.variant}-s{self.seed}"
         onset = f"-at{self.onset_at}" if self.onset_at is not None else ""
         return f"{self.family}-{self.fault}-s{self.seed}{onset}{'-min' if self.minimal else ''}"
-
-
-def all_cases(seeds=(0, 1, 2), gpt_seeds=(0,)) -> list[Case]:
-    cases = []
-    for family in ("mlp", "gru"):
-        for fault in FAMILY_FAULTS[family]:
-            for seed in seeds:
-                cases.append(Case(family, fault, seed, minimal=seed % 2 == 1))
-    for fault in FAMILY_FAULTS["gpt"]:
-        for seed in gpt_seeds:
-            cases.append(Case("gpt", fault, seed))
-    return cases
-
-
-# nan causes whose fault never reaches the metrics: on the CPU bad token ids crash the first bad step with
-# an index error (in run_end's error), before any metric moves -- documented in docs/doctor.md.
-NOT_IN_METRICS = {"bad_token_ids"}
-
-
-def scenario_cases(seeds=(0,)) -> list[Case]:
-    """Every course scenario that can run on the CPU: its broken run (unless it is the healthy reference,
-    which has a single run) and its fixed run, per seed. The nan scenario contributes one case per cause."""
-    cases = []
-    for seed in seeds:
-        for sid, scenario in SCENARIOS.items():
-            causes = [c for c in scenario_nan.CAUSES if c not in NOT_IN_METRICS] if sid == "nan" else [None]
-            for cause in causes:
-                if sid == "nan" and scenario_nan.skip_reason(Options(seed=seed, device="cpu", cause=cause)):
-                    continue
-                fault = f"{sid}:{cause}" if cause else sid
-                variants = ("broken", "fixed") if scenario.EXPECT_SYMPTOM else ("fixed",)
-                cases += [Case("scenario", fault, seed, variant=variant) for variant in variants]
-    return cases
 
 
 def generate(case: Case, directory: Path) -> Path:
@@ -121,13 +74,7 @@ def generate(case: Case, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "metrics.jsonl"
     path.unlink(missing_ok=True)
-    if case.family == "scenario":
-        sid, _, cause = case.fault.partition(":")
-        run_variant(sid, case.variant, Options(seed=case.seed, device="cpu", cause=cause or None), directory)
-    elif case.family == "gpt":
-        gpt_case(case, directory)
-    else:
-        train(case, directory)
+    train(case, directory)
     return path
 
 
@@ -282,9 +229,8 @@ def recipe(case: Case) -> dict:
 
 
 def onset(case: Case) -> int:
-    if case.family == "scenario":  # faults act from the first step, but for poisoned batches
-        return scenario_nan.POISON_EVERY if case.fault == "nan:all_ignored_labels" else 0
-    return 0 if case.family == "gpt" else recipe(case)["onset"]
+    """The step where the case's fault starts acting (0: from the first step)."""
+    return recipe(case)["onset"]
 
 
 # -------------------------------------------------------------------------------- the injected faults
@@ -412,25 +358,3 @@ def train(case: Case, directory: Path) -> None:
     except RuntimeError as err:
         if not is_out_of_memory(err):  # the oom case: the log already says so (its oom event, its run_end)
             raise
-
-
-# ---------------------------------------------------------------------------------------- course GPT
-def gpt_case(case: Case, directory: Path) -> None:
-    """A course-GPT run through the project's Trainer, with the case's fault in its config."""
-    corpus = markov_subset(case.seed, 24 if case.fault == "overfitting" else 640, case.fault != "no_shuffle")
-    changes = dict(steps=150, batch_size=16, log_every=5, eval_every=25, eval_batches=4, warmup_steps=10,
-                   device="cpu", seed=case.seed)
-    changes.update({
-        "loss_plateau": dict(lr=1e-5),
-        "nan_loss": dict(lr=30.0, grad_clip=0.0),
-        "no_shuffle": dict(shuffle=False, steps=200, log_every=4),
-        "overfitting": dict(batch_size=8, steps=300, eval_every=20, weight_decay=0.0),
-    }.get(case.fault, {}))
-
-    def freeze_embedding(model):
-        model.token_embedding.weight.requires_grad_(False)  # the fine-tuning freeze that was never undone
-        return model
-
-    build_trainer("tiny", preset_config("tiny", **changes), [GradNormPerGroup(), JsonlLogger(directory)],
-                  corpus=corpus, prepare_model=freeze_embedding if case.fault == "frozen_parameters" else None,
-                  block_size=32).fit()
