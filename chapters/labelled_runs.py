@@ -43,7 +43,8 @@ FAULTS = {  # fault -> the label the doctor should give (None: a healthy run, no
     "healthy": None, "healthy_noisy": None, "healthy_converged": None, **{label: label for label in LABELS},
 }
 FAMILY_FAULTS = {
-    "mlp": [fault for fault in FAULTS if fault != "oscillation"],
+    # oscillation: no MLP recipe made one (docs/doctor.md); gpu_underutilised: a CPU run has no GPU to idle
+    "mlp": [fault for fault in FAULTS if fault not in ("oscillation", "gpu_underutilised")],
     "gru": ["healthy", "healthy_noisy", "healthy_converged", "nan_loss", "loss_plateau", "no_shuffle",
             "frozen_parameters", "overfitting", "leakage", "throughput_drop", "memory_growth", "oom", "grad_explosion"],
 }
@@ -180,7 +181,8 @@ class GRULM(nn.Module):
 
 
 # ------------------------------------------------------------------------------------ the run recipe
-ONSET_FAULTS = {"nan_loss", "divergence", "throughput_drop", "oom"}  # start at a step; the others at step 1
+ONSET_FAULTS = {"nan_loss", "divergence", "grad_explosion", "throughput_drop", "oom"}  # the others: from step 1
+LOSS_SCALE = 65536.0  # GradScaler's initial scale
 
 
 def recipe(case: Case) -> dict:
@@ -199,11 +201,8 @@ def recipe(case: Case) -> dict:
         r.update(steps=r["steps"] * 3, eval_every=50)
     elif fault == "divergence":  # throws the weights out of the basin without overflowing them
         r.update(lr_factor=40.0 if case.family == "mlp" else 30.0, clip=0.0)
-    elif fault == "grad_explosion":
-        if case.family == "mlp":
-            r.update(clip=1.0)  # and the inputs stop being normalised: see FaultyBatches
-        else:
-            r.update(lr=1.0, momentum=0.99, clip=0.0)  # an RNN, SGD with momentum 0.99, no clipping
+    elif fault == "grad_explosion":  # from the onset, the MLP's inputs stop being normalised (FaultyBatches),
+        r.update(clip=1.0)  # the GRU's gradients stop being unscaled (ScaledGradients); clipping saves the updates
     elif fault == "vanishing_gradients":
         r.update(depth=10, hidden=32, activation=nn.Sigmoid, lr=0.05)
     elif fault == "loss_plateau":
@@ -222,9 +221,8 @@ def recipe(case: Case) -> dict:
     elif fault == "memory_growth":
         r.update(keep_graphs=True, hidden=256, batch=128 if case.family == "mlp" else r["batch"])
     # The step where the fault starts acting (0: from the first step), to measure detection delay.
-    onset_faults = ONSET_FAULTS | ({"grad_explosion"} if case.family == "mlp" else set())
     default = r["steps"] // 3 * (2 if fault == "oom" else 1)
-    r["onset"] = (case.onset_at or default) if fault in onset_faults else 0
+    r["onset"] = (case.onset_at or default) if fault in ONSET_FAULTS else 0
     return r
 
 
@@ -239,7 +237,7 @@ class FaultyBatches:
     passes the number of steps completed, so the batch is for step ``done + 1``."""
 
     def __init__(self, case: Case, onset_step: int):
-        self.fault, self.onset = case.fault, onset_step
+        self.fault, self.family, self.onset = case.fault, case.family, onset_step
         self.started = self.stall = None
 
     def __call__(self, batch: dict, done: int) -> dict:
@@ -251,7 +249,7 @@ class FaultyBatches:
             # 0/0. Certain at the step it happens, for any seed -- unlike an LR spike, which an MLP with ReLUs
             # can survive (x2000 once took its loss to 3e17 and back, finite: a "nan_loss" log without a NaN).
             return {**batch, "labels": torch.full_like(batch["labels"], -100)}
-        if self.fault == "grad_explosion" and step >= self.onset:
+        if self.fault == "grad_explosion" and self.family == "mlp" and step >= self.onset:
             return {**batch, "input_ids": batch["input_ids"] * 1000.0}  # a unit change upstream: no more scaling
         if self.fault == "throughput_drop" and step >= self.onset:
             # The data loader starts to stall (a slow disk, a transform gone quadratic): twice a normal step.
@@ -275,6 +273,20 @@ class LearningRateOverride(Callback):
         if trainer.step + 1 >= self.start:
             for group in trainer.optimizer.param_groups:
                 group["lr"] = trainer.config.lr * self.factor
+
+
+class ScaledGradients(Callback):
+    """From step ``start`` on, the gradients are ``LOSS_SCALE`` times too large: the loss is scaled for fp16
+    (what ``GradScaler.scale`` does) but the gradients are never unscaled before clipping and the optimizer
+    step. Clipping keeps the updates sane; the gradient norm jumps by orders of magnitude and stays there."""
+
+    def __init__(self, start: int):
+        self.start = start
+
+    @torch.no_grad()
+    def on_before_optimizer_step(self, trainer):
+        if trainer.step + 1 >= self.start:
+            torch._foreach_mul_([p.grad for p in trainer.parameters if p.grad is not None], LOSS_SCALE)
 
 
 class KeepGraphs(Callback):
@@ -348,6 +360,8 @@ def train(case: Case, directory: Path) -> None:
         callbacks.append(LearningRateOverride(r["onset"], r["lr_factor"]))
     if r["keep_graphs"]:
         callbacks.append(KeepGraphs())
+    if case.family == "gru" and case.fault == "grad_explosion":
+        callbacks.append(ScaledGradients(r["onset"]))
     batches = FaultyBatches(case, r["onset"]) if r["onset"] else None
     if r["momentum"] is None:
         trainer = Trainer(model, corpus, config, callbacks, batch_transform=batches)
