@@ -250,7 +250,7 @@ class FaultyBatches:
             # can survive (x2000 once took its loss to 3e17 and back, finite: a "nan_loss" log without a NaN).
             return {**batch, "labels": torch.full_like(batch["labels"], -100)}
         if self.fault == "grad_explosion" and self.family == "mlp" and step >= self.onset:
-            return {**batch, "input_ids": batch["input_ids"] * 100.0}  # a unit change upstream (cm for m): no more scaling
+            return {**batch, "input_ids": batch["input_ids"] * 100.0}  # a unit change upstream: cm, not m
         if self.fault == "throughput_drop" and step >= self.onset:
             # The data loader starts to stall (a slow disk, a transform gone quadratic): twice a normal step.
             self.stall = self.stall or 2 * (time.perf_counter() - self.started) / done
