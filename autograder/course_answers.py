@@ -22,7 +22,8 @@ COURSE_ANSWERS: dict[str, tuple[str, ...]] = {
     "02_metrics.grad_norm_per_group": ("GradNormPerGroup",),
     "02_metrics.window_throughput": ("Throughput",),
     "03_nan.data_check": ("drop_unusable_batches",),
-    "05_no_shuffle.is_epoch_periodic": ("epoch_profile_correlation",),
+    # the doctor's periodicity statistic, or the doctor itself: the judge draws only logs it judges right
+    "05_no_shuffle.is_epoch_periodic": ("epoch_shape", "diagnose", "diagnose_run"),
     "05_no_shuffle.shuffled_loader": ("make_loader",),
     "06_overfitting.early_stopping": ("EarlyStopping",),
     "07_oom.estimate": ("estimate_memory",),

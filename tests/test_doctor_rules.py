@@ -9,7 +9,9 @@ import math
 import numpy as np
 import pytest
 
+from autograder.problems import no_shuffle as no_shuffle_problem
 from chapters.doctor import diagnose
+from chapters.doctor.no_shuffle import epoch_shape
 
 
 def write_log(tmp_path, records, start=None):
@@ -145,6 +147,25 @@ def test_class_sorted_data_with_short_epochs_is_no_shuffle(tmp_path, declare):
         rows.append(row)
     path = write_log(tmp_path, rows, start={"steps_per_epoch": 60} if declare else None)
     assert labels(path)[:1] == ["no_shuffle"]
+
+
+def test_the_05_judges_logs_are_judged_right_by_the_doctor(tmp_path):
+    # One periodicity statistic: the 05 judge draws its logs so that the doctor's no_shuffle statistic
+    # (chapters/doctor/no_shuffle.epoch_shape) is clear about each, so the doctor itself must name them right.
+    for sub_seed in no_shuffle_problem.periodic_logs(0) + no_shuffle_problem.periodic_logs(7):
+        periodic, period, losses = no_shuffle_problem.loss_curve(sub_seed)
+        assert epoch_shape(losses, period).repeats is periodic
+        no_shuffle_problem.write_loss_log(sub_seed, tmp_path / str(sub_seed))
+        assert ("no_shuffle" in labels(tmp_path / str(sub_seed))) is periodic, sub_seed
+
+
+def test_epoch_shape_needs_enough_epochs_and_a_shape():
+    pattern = np.tile([1.0, 1.5, 1.2, 0.9], 10)  # a shape of 4 steps, 10 epochs
+    assert epoch_shape(pattern, 4).repeats
+    assert epoch_shape(pattern[:12], 4) is None  # 3 epochs: fewer than MIN_EPOCHS
+    assert epoch_shape(np.full(40, 2.0), 4) is None  # no shape at all
+    shuffled = np.random.default_rng(12).permutation(pattern)
+    assert not epoch_shape(shuffled, 4).repeats
 
 
 def test_a_network_that_dies_at_ln_k_with_tiny_gradients_is_a_plateau_not_an_explosion(tmp_path):

@@ -4,14 +4,17 @@ the same seed logs bit-identical metrics."""
 import json
 import math
 
+import numpy as np
 import pytest
 
-from chapters.doctor import diagnose
+from chapters.doctor import diagnose, diagnose_run
 from chapters.scenarios import SCENARIOS, nan
-from chapters.scenarios.base import Options
+from chapters.records.runlog import RunLog
+from chapters.scenarios.base import Options, doctor_shows, shows_symptom
 from chapters.scenarios.runner import run_variant
 from chapters.records.jsonl import read_metrics_log
 from tests.conftest import clinic
+from tests.test_doctor_rules import learning_curve, records
 
 # Keys that measure the machine, not the training: they legitimately differ between identical runs.
 MACHINE_KEYS = ("timestamp", "tokens_per_sec", "cpu_memory_gb", "gpu_memory_gb", "gpu_util", "step_time")
@@ -56,10 +59,11 @@ def test_broken_shows_symptom_fixed_clears_it_and_reruns_are_identical(scenario_
     scenario = SCENARIOS[scenario_id]
     options = Options(seed=0, device="cpu", cause=cause)
     broken = run_variant(scenario_id, "broken", options, tmp_path / "broken")
-    assert scenario.symptom(broken) is scenario.EXPECT_SYMPTOM, f"broken run: status {broken.status} {broken.error}"
+    assert shows_symptom(scenario, broken) is scenario.EXPECT_SYMPTOM, \
+        f"broken run: status {broken.status} {broken.error}"
     fixed = run_variant(scenario_id, "fixed", options, tmp_path / "fixed")
     assert fixed.status in ("completed", "stopped"), fixed.error
-    assert scenario.symptom(fixed) is False
+    assert shows_symptom(scenario, fixed) is False
     run_variant(scenario_id, "broken", options, tmp_path / "again")
     assert training_values(tmp_path / "again") == training_values(tmp_path / "broken")
 
@@ -73,6 +77,18 @@ def test_broken_shows_symptom_fixed_clears_it_and_reruns_are_identical(scenario_
         assert top != expected, "the doctor now names this one: remove it from DOCTOR_GAPS"
     else:
         assert top == expected
+
+
+def test_a_machine_finding_is_only_the_symptom_of_a_machine_scenario():
+    # Constructed timing: a healthy loss whose speed falls to a third half-way (a stalled loader, or a
+    # neighbour that took the CPU and stayed). The doctor reports it; only the straggler scenario counts it.
+    rng = np.random.default_rng(3)
+    count = 300
+    speed = 50_000 * np.where(np.arange(count) >= 150, 0.3, 1.0) * np.exp(rng.normal(0, 0.05, count))
+    run = RunLog.from_records(records(learning_curve(count, rng), speed))
+    assert [f.anomaly for f in diagnose_run(run).findings] == ["throughput_drop"]
+    assert doctor_shows(run, "throughput_drop")
+    assert not doctor_shows(run, None) and not doctor_shows(run, "loss_plateau")
 
 
 def test_fp16_without_scaler_is_skipped_on_cpu_with_a_reason():

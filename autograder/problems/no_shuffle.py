@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from autograder.checks import CheckFailed, register_with_hidden
+from chapters.doctor.no_shuffle import epoch_shape
 
 ASSIGNMENT = "05_no_shuffle"
 LOGS_PER_CHECK = 6
@@ -38,7 +39,10 @@ def loss_curve(seed: int) -> tuple[bool, int, np.ndarray]:
     Every curve falls from ~3.3 towards a floor with noise; a periodic one also carries one domain pattern
     per epoch -- the loss level of each domain, in file order -- which is what unshuffled grouped data draws.
     Non-periodic curves may carry a few spikes instead, so "it has bumps" is not enough. A curve whose
-    noise happens to look like the other kind is redrawn, so every log has one clear answer.
+    noise happens to look like the other kind is redrawn, so every log has one clear answer: the course's
+    periodicity statistic (the doctor's, :func:`chapters.doctor.no_shuffle.epoch_shape`) judges it right, and
+    so does the notebook's recipe, by a margin -- an answer that follows what the notebook teaches is never
+    marked wrong by chance.
     """
     rng = np.random.default_rng(seed)
     periodic = bool(seed % 2 == 0)
@@ -48,18 +52,31 @@ def loss_curve(seed: int) -> tuple[bool, int, np.ndarray]:
     steep = periodic and seed % 4 == 0
     while True:
         period, losses = _draw_curve(rng, periodic, steep)
-        correlation, explained = epoch_shape_statistics(np.log(losses), period)
-        clear = (correlation > 0.85 and explained > 0.5) if periodic else (correlation < 0.5 or explained < 0.15)
+        correlation, explained = recipe_statistics(np.log(losses), period)
+        taught = (correlation > 0.85 and explained > 0.5) if periodic else (correlation < 0.5 or explained < 0.15)
+        clear = taught and epoch_shape(losses, period).repeats is periodic
         if clear and not (steep and _looks_periodic_without_detrending(np.log(losses), period)):
             return periodic, period, losses
 
 
 def _looks_periodic_without_detrending(log_loss: np.ndarray, period: int) -> bool:
     """The notebook's test applied to the raw log-loss: the near miss a steep log must defeat."""
-    epochs = len(log_loss) // period
-    shapes = log_loss[: epochs * period].reshape(epochs, period)[1:]
-    even, odd = shapes[0::2].mean(axis=0), shapes[1::2].mean(axis=0)
-    return bool(np.corrcoef(even, odd)[0, 1] > 0.7 and shapes.mean(axis=0).var() / shapes.var() > 0.25)
+    correlation, explained = recipe_statistics(log_loss, period, detrend=False)
+    return bool(correlation > 0.7 and explained > 0.25)
+
+
+def recipe_statistics(log_loss: np.ndarray, period: int, detrend: bool = True) -> tuple[float, float]:
+    """The notebook's recipe -- what a learner is asked to compute, not the course's detector: (correlation of
+    the mean epoch shape of even and odd epochs, share of the variance that the mean shape explains), the
+    first epoch left out, after removing a rolling mean one epoch wide (``detrend=False``: its near miss)."""
+    series = pd.Series(log_loss)
+    if detrend:
+        series = series - series.rolling(period, center=True, min_periods=period).mean()
+    residual = series.to_numpy()
+    epochs = len(residual) // period
+    shapes = residual[: epochs * period].reshape(epochs, period)[1:]
+    even, odd = np.nanmean(shapes[0::2], axis=0), np.nanmean(shapes[1::2], axis=0)
+    return float(np.corrcoef(even, odd)[0, 1]), float(np.nanmean(shapes, axis=0).var() / np.nanvar(shapes))
 
 
 def _draw_curve(rng: np.random.Generator, periodic: bool, steep: bool = False) -> tuple[int, np.ndarray]:
@@ -80,17 +97,6 @@ def _draw_curve(rng: np.random.Generator, periodic: bool, steep: bool = False) -
         for spike in rng.choice(steps, size=int(rng.integers(0, 3)), replace=False):
             log_loss[spike] += rng.uniform(0.1, 0.3)
     return period, np.exp(log_loss)
-
-
-def epoch_shape_statistics(log_loss: np.ndarray, period: int) -> tuple[float, float]:
-    """(correlation of the mean detrended epoch shape of even and odd epochs, share of the residual
-    variance that the mean shape explains), the first epoch left out."""
-    series = pd.Series(log_loss)
-    residual = (series - series.rolling(period, center=True, min_periods=period).mean()).to_numpy()
-    epochs = len(residual) // period
-    shapes = residual[: epochs * period].reshape(epochs, period)[1:]
-    even, odd = np.nanmean(shapes[0::2], axis=0), np.nanmean(shapes[1::2], axis=0)
-    return float(np.corrcoef(even, odd)[0, 1]), float(np.nanmean(shapes, axis=0).var() / np.nanvar(shapes))
 
 
 def periodic_logs(seed: int) -> list[int]:

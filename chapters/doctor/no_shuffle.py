@@ -11,7 +11,9 @@ Threshold: correlation above ``MIN_CORRELATION`` for the number of bins (8 bins:
 8-point profiles reach by chance ~4 % of the time; 4 bins: 0.9, the same chance), a shape that explains at
 least ``MIN_SHARE`` of the (scaled) residual variance and twice what bin means explain of pure noise
 ((bins - 1) / (records - 1): few records per bin fit noise too), and at least ``MIN_EPOCHS`` epochs. Why split halves: a random
-shape can look periodic once; the same shape in two independent sets of epochs is not noise.
+shape can look periodic once; the same shape in two independent sets of epochs is not noise. The statistic
+is public, :func:`epoch_shape` (a loss series and its epoch length in, an :class:`EpochShape` out): it is
+the course's one periodicity statistic, which exercise 05's judge uses too.
 
 The epoch comes from ``run_start.steps_per_epoch``, fractional ``epoch`` values, or epoch changes. Records
 need not fill every phase in every epoch: with a logging interval that does not divide the epoch, the
@@ -26,6 +28,8 @@ Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-ou
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -55,26 +59,53 @@ def check(run) -> list[Finding]:
         phase, epoch = _found_phase(frame)
         if phase is None:
             return []
-    result = _split_half(np.log(frame["train_loss"].to_numpy()), phase, epoch)
-    if result is None:
-        return []
-    correlation, share, epochs, swing, bins = result
-    if found and swing < MIN_FOUND_SWING:
+    shape = _split_half(np.log(frame["train_loss"].to_numpy()), phase, epoch)
+    if shape is None or not shape.repeats or (found and shape.swing < MIN_FOUND_SWING):
         return []
     how = "a period found in the data" if found else "the declared epoch"
-    return [Finding("no_shuffle", confidence(0.8, correlation / MIN_CORRELATION[bins] * share / MIN_SHARE),
+    return [Finding("no_shuffle", confidence(0.8, shape.correlation / MIN_CORRELATION[shape.bins] * shape.share
+                                             / MIN_SHARE),
                     int(frame["step"].iloc[0]),
-                    f"the loss repeats one within-epoch shape over {epochs} epochs of {how} (swing {swing:.0%}, "
-                    f"correlation {correlation:.2f} between even and odd epochs, {share:.0%} of the residual "
-                    "variance)",
+                    f"the loss repeats one within-epoch shape over {shape.epochs} epochs of {how} (swing "
+                    f"{shape.swing:.0%}, correlation {shape.correlation:.2f} between even and odd epochs, "
+                    f"{shape.share:.0%} of the residual variance)",
                     fix="shuffle the training data every epoch with a seeded generator "
                         "(DataLoader(shuffle=True, generator=...))",
                     experiment="re-run with shuffle=True: the saw-tooth disappears and val loss is lower",
                     lesson=LESSON)]
 
 
-def _split_half(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray):
-    """(correlation, share, epochs, swing, bins) when even and odd epochs draw the same shape, else None."""
+@dataclass(frozen=True)
+class EpochShape:
+    """The rule's statistic: how alike the within-epoch shape of the loss is in even and in odd epochs."""
+
+    correlation: float  # Pearson, between the even epochs' and the odd epochs' mean shape (per phase bin)
+    share: float  # of the scaled residual variance that the mean shape explains
+    chance: float  # what bin means explain of pure noise: (bins - 1) / (records - 1)
+    epochs: int
+    swing: float  # the mean shape's peak-to-trough, as a fraction of the loss (0.1 = 10 %)
+    bins: int
+
+    @property
+    def repeats(self) -> bool:
+        """The rule's threshold: the same shape in both halves, and a shape that explains more than noise."""
+        return bool(self.correlation >= MIN_CORRELATION[self.bins] and self.share >= max(MIN_SHARE, 2 * self.chance))
+
+
+def epoch_shape(loss, steps_per_epoch: int) -> EpochShape | None:
+    """The statistic for a positive loss series logged at every step from the first, with a known epoch
+    length; None when it holds fewer than ``MIN_EPOCHS`` epochs or has no shape at all (a constant).
+
+    The one periodicity statistic of the course: this rule, the ``no_shuffle`` scenario (through the
+    doctor) and the 05 exercise's judge all use it."""
+    index = np.arange(len(loss))
+    return _split_half(np.log(np.asarray(loss, dtype=float)), (index % steps_per_epoch) / steps_per_epoch,
+                       index // steps_per_epoch)
+
+
+def _split_half(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray) -> EpochShape | None:
+    """The statistic of a log-loss series, given each record's phase (position within its epoch, in [0, 1))
+    and epoch; None when there are too few epochs or the shape is flat."""
     epochs = np.concatenate([[0], np.cumsum(epoch[1:] != epoch[:-1])])  # 0, 1, 2... in step order
     count = int(epochs[-1]) + 1
     per_epoch = float(np.bincount(epochs).max())  # records in a whole epoch (the first and last may be cut)
@@ -103,11 +134,9 @@ def _split_half(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray):
             profile = np.bincount(cell[usable], scaled[usable], minlength=bins) / filled
             share = 1 - float(((scaled[usable] - profile[cell[usable]]) ** 2).mean()
                               / max((scaled[usable] ** 2).mean(), 1e-30))
-            chance = (bins - 1) / max(1, usable.sum() - 1)  # what bin means explain of pure noise
-            if correlation < MIN_CORRELATION[bins] or share < max(MIN_SHARE, 2 * chance):
-                return None
+            chance = (bins - 1) / max(1, int(usable.sum()) - 1)
             shape = np.bincount(cell, residual, minlength=bins) / np.maximum(np.bincount(cell, minlength=bins), 1)
-            return correlation, share, count, float(np.exp(shape.max() - shape.min()) - 1), bins
+            return EpochShape(correlation, share, chance, count, float(np.exp(shape.max() - shape.min()) - 1), bins)
     return None
 
 

@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from chapters.records.runlog import RunLog
 from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "causal_mask"
 LABEL = "leakage"
 EXPECT_SYMPTOM = True
-STEPS = 500
+STEPS = 600  # the model finds the leak at step 300-450 (seed-dependent); the doctor wants 3 evaluations below the floor
 
 
 def broken(options: Options) -> RunPlan:
@@ -36,8 +35,3 @@ def broken(options: Options) -> RunPlan:
 
 def fixed(options: Options) -> RunPlan:
     return tiny_plan(options, steps=STEPS)
-
-
-def symptom(run: RunLog) -> bool:
-    """Val loss ends below 80 % of the loss floor."""
-    return run.final("val_loss") < 0.8 * run.loss_floor

@@ -24,7 +24,6 @@ import dataclasses
 
 import torch
 
-from chapters.records.runlog import RunLog
 from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "frozen_embedding"
@@ -59,9 +58,3 @@ def broken(options: Options) -> RunPlan:
 
 def fixed(options: Options) -> RunPlan:
     return dataclasses.replace(tiny_plan(options, steps=STEPS), prepare_model=require_all_trainable)
-
-
-def symptom(run: RunLog) -> bool:
-    """Some parameter group never moved: its update ratio is 0 at every logged step."""
-    ratios = run.train.filter(like="update_ratio/")
-    return bool((ratios.fillna(0) == 0).all().any())

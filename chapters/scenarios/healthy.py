@@ -12,9 +12,7 @@ Confirm: ``clinic diagnose`` reports no findings for this run.
 
 from __future__ import annotations
 
-import math
 
-from chapters.records.runlog import RunLog
 from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "healthy"
@@ -28,11 +26,3 @@ def broken(options: Options) -> RunPlan:
 
 def fixed(options: Options) -> RunPlan:
     return tiny_plan(options, steps=400)
-
-
-def symptom(run: RunLog) -> bool:
-    """Anything unhealthy: not finished, non-finite losses, or val loss not within 15 % above the floor."""
-    if run.status != "completed" or not all(math.isfinite(x) for x in run.train["train_loss"]):
-        return True
-    val = run.final("val_loss")
-    return not run.loss_floor * 0.98 < val < run.loss_floor * 1.15

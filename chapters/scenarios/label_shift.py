@@ -23,7 +23,6 @@ import dataclasses
 
 import torch
 
-from chapters.records.runlog import RunLog
 from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "label_shift"
@@ -55,11 +54,3 @@ def broken(options: Options) -> RunPlan:
 
 def fixed(options: Options) -> RunPlan:
     return dataclasses.replace(tiny_plan(options, steps=STEPS), batch_transform=check_alignment)
-
-
-def symptom(run: RunLog) -> bool:
-    """Val loss ends more than 1.5x the floor after the loss has flattened (last third moves < 5 %)."""
-    losses = run.train["train_loss"]
-    last_third = losses.iloc[len(losses) * 2 // 3:]
-    flat = (last_third.iloc[0] - last_third.iloc[-5:].mean()) < 0.05 * last_third.iloc[0]
-    return bool(flat and run.final("val_loss") > 1.5 * run.loss_floor)

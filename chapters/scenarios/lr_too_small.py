@@ -17,7 +17,6 @@ Confirm: the fixed run's loss falls within the first few dozen steps.
 
 from __future__ import annotations
 
-from chapters.records.runlog import RunLog
 from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "lr_too_small"
@@ -32,10 +31,3 @@ def broken(options: Options) -> RunPlan:
 
 def fixed(options: Options) -> RunPlan:
     return tiny_plan(options, steps=STEPS)
-
-
-def symptom(run: RunLog) -> bool:
-    """The loss closed less than 20 % of the gap between where it started and the loss floor."""
-    losses = run.train["train_loss"]
-    start, end = losses.iloc[0], losses.iloc[-5:].mean()
-    return bool((start - end) < 0.2 * (start - run.loss_floor))

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import torch
 
-from chapters.records.runlog import RunLog
 from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "memory_leak"
@@ -54,23 +52,3 @@ def fixed(options: Options) -> RunPlan:
     # Isolated: a fresh process. In a process that already ran other scenarios, the allocator hands the
     # leak memory those runs freed, and the resident size (what we measure on a CPU) does not grow.
     return dataclasses.replace(tiny_plan(options, steps=STEPS), isolated=True)
-
-
-def memory_series(run: RunLog) -> tuple[np.ndarray, np.ndarray]:
-    """(steps, GB) of the records that measured memory (on a CPU, RSS is read at most every 0.1 s)."""
-    key = "gpu_memory_gb" if "gpu_memory_gb" in run.train else "cpu_memory_gb"
-    measured = run.train[run.train[key].notna()]
-    return measured["step"].to_numpy(), measured[key].to_numpy()
-
-
-def growth_per_100_steps_gb(run: RunLog) -> float:
-    """Slope of a straight line fitted to memory over the second half of the run, per 100 steps."""
-    steps, memory = memory_series(run)
-    half = len(memory) // 2
-    slope = np.polyfit(steps[half:], memory[half:], 1)[0]
-    return float(slope * 100)
-
-
-def symptom(run: RunLog) -> bool:
-    """Memory still climbs by more than 20 MB per 100 steps in the second half of the run."""
-    return growth_per_100_steps_gb(run) > 0.02

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 
-from chapters.records.runlog import RunLog
 from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "no_shuffle"
@@ -39,21 +37,3 @@ def broken(options: Options) -> RunPlan:
 def fixed(options: Options) -> RunPlan:
     plan = tiny_plan(options, steps=STEPS, log_every=1, eval_every=25)
     return dataclasses.replace(plan, train_lines_per_dialect=LINES_PER_DIALECT)
-
-
-def epoch_profile_correlation(losses: np.ndarray, period: int) -> float:
-    """How alike consecutive epochs look: the correlation of each epoch's loss profile (its deviation from
-    a moving trend) with the next epoch's. Near 0 for shuffled data, near 1 for a repeating pattern."""
-    epochs = len(losses) // period
-    if epochs < 3:
-        return 0.0
-    profiles = losses[: epochs * period].reshape(epochs, period)
-    profiles = profiles - profiles.mean(axis=1, keepdims=True)
-    later = profiles[1:]  # the first epoch is mostly the initial fall
-    pairs = [np.corrcoef(a, b)[0, 1] for a, b in zip(later, later[1:])]
-    return float(np.mean(pairs))
-
-
-def symptom(run: RunLog) -> bool:
-    """Consecutive epochs' loss profiles correlate above 0.5."""
-    return epoch_profile_correlation(run.train["train_loss"].to_numpy(), run.steps_per_epoch) > 0.5

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from chapters.records.runlog import RunLog
 from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "oom"
@@ -50,8 +49,3 @@ def fixed(options: Options) -> RunPlan:
     plan = tiny_plan(options, steps=STEPS, batch_size=MICRO_BATCH, grad_accum_steps=EFFECTIVE_BATCH // MICRO_BATCH,
                      eval_every=STEPS, log_every=1)
     return dataclasses.replace(plan, memory_cap_gb=cap_gb(options), model_overrides={"grad_checkpointing": True})
-
-
-def symptom(run: RunLog) -> bool:
-    """The run ended out of memory, with an ``oom`` event in its log."""
-    return run.status == "oom" and run.event("oom") is not None

@@ -17,9 +17,7 @@ Confirm: the fixed run's swings are a small fraction of its loss and the loss fa
 
 from __future__ import annotations
 
-import numpy as np
 
-from chapters.records.runlog import RunLog
 from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "oscillation"
@@ -36,21 +34,3 @@ def broken(options: Options) -> RunPlan:
 def fixed(options: Options) -> RunPlan:
     return tiny_plan(options, steps=STEPS, batch_size=16, grad_accum_steps=2, lr=1e-2, warmup_steps=50,
                      log_every=1)
-
-
-def upward_spikes(losses: np.ndarray, window: int = 10, factor: float = 1.5) -> int:
-    """Steps whose loss exceeds ``factor`` x the median of the ``window`` steps before it."""
-    return sum(losses[t] > factor * np.median(losses[t - window:t]) for t in range(window, len(losses)))
-
-
-def spread(losses: np.ndarray) -> float:
-    """95th percentile over median of the loss after the first fifth of the run (the initial fall)."""
-    settled = losses[len(losses) // 5:]
-    return float(np.percentile(settled, 95) / np.median(settled))
-
-
-def symptom(run: RunLog) -> bool:
-    """At least 3 upward spikes of 1.5x, or a settled loss whose 95th percentile is 1.3x its median.
-    Healthy runs of this length (batch 32) show no such spikes and a spread near 1.1."""
-    losses = run.train["train_loss"].to_numpy()
-    return bool(upward_spikes(losses) >= 3 or spread(losses) > 1.3)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 
 from chapters.core.early_stopping import EarlyStopping
-from chapters.records.runlog import RunLog
 from chapters.scenarios.base import Options, RunPlan, tiny_plan
 
 ID = "overfit"
@@ -38,11 +37,3 @@ def fixed(options: Options) -> RunPlan:
     plan = tiny_plan(options, steps=STEPS, batch_size=16, eval_every=20, weight_decay=0.1)
     return dataclasses.replace(plan, train_lines_per_dialect=LINES_PER_DIALECT, model_overrides={"dropout": 0.2},
                                extra_callbacks=lambda run_dir: [EarlyStopping(patience=2, min_delta=0.005)])
-
-
-def symptom(run: RunLog) -> bool:
-    """Val rose more than 10 % above its minimum, and the last val/train ratio exceeds 2."""
-    val = run.evals["val_loss"]
-    rose = val.iloc[-1] > 1.10 * val.min()
-    train_at_last_eval = run.train[run.train["step"] <= run.evals["step"].iloc[-1]]["train_loss"].iloc[-1]
-    return bool(rose and val.iloc[-1] > 2 * train_at_last_eval)

@@ -17,7 +17,7 @@ import torch
 from chapters.core import distributed
 from chapters.scenarios import SCENARIOS
 from chapters.records.runlog import RunLog
-from chapters.scenarios.base import Options, RunPlan, execute
+from chapters.scenarios.base import Options, RunPlan, execute, shows_symptom
 
 VARIANTS = ("broken", "fixed")
 
@@ -160,5 +160,5 @@ def reproduce(scenario_id: str, options: Options, out_dir: Path,
     for variant in VARIANTS:
         plot_run(out_dir / variant, out_dir / variant / "plot.png")
     plot_comparison({variant: out_dir / variant for variant in VARIANTS}, out_dir / "compare.png")
-    return Outcome(scenario_id, options.cause, options.device, bool(scenario.symptom(results["broken"])),
-                   bool(scenario.symptom(results["fixed"])), time.perf_counter() - start)
+    return Outcome(scenario_id, options.cause, options.device, shows_symptom(scenario, results["broken"]),
+                   shows_symptom(scenario, results["fixed"]), time.perf_counter() - start)

@@ -35,7 +35,7 @@ import torch
 
 from chapters.core import distributed
 from chapters.records.runlog import RunLog
-from chapters.scenarios.base import Options, RunPlan, tiny_plan
+from chapters.scenarios.base import Options, RunPlan, doctor_shows, tiny_plan
 
 ID = "straggler"
 LABEL = "throughput_drop"
@@ -85,11 +85,13 @@ def fixed(options: Options) -> RunPlan:
 
 
 def symptom(run: RunLog) -> bool:
-    """Both halves of the symptom in the second half of the run, against the first half: tokens/sec
-    below half of what it was, and the slowest rank taking over twice as long as the fastest to reach
-    the gradient all-reduce."""
+    """The doctor names ``throughput_drop`` first, *and* the ranks split apart: in the second half of the run
+    the slowest rank takes over twice as long as the fastest to reach the gradient all-reduce.
+
+    A documented gap in the doctor (docs/doctor.md, "Known gaps"): its rule reads ``tokens_per_sec`` only,
+    so it cannot tell a straggler from a neighbour that took the CPU half-way through a run -- both make a
+    lasting step down. The per-rank step times can: a neighbour slows every rank, a straggler one."""
     train = run.train.iloc[1:]  # the first record pays for warm-up
-    early, late = train[train["step"] <= SLOW_FROM], train[train["step"] > SLOW_FROM + 3]
-    slowdown = late["tokens_per_sec"].median() < 0.5 * early["tokens_per_sec"].median()
-    spread = (late["step_time_max"] / late["step_time_min"]).median() > 2
-    return bool(slowdown and spread)
+    late = train[train["step"] > SLOW_FROM + 3]
+    ranks_split = (late["step_time_max"] / late["step_time_min"]).median() > 2
+    return bool(ranks_split) and doctor_shows(run, LABEL)
