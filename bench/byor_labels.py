@@ -1,6 +1,6 @@
 """The doctor's label on the same faulty runs, read from our JSONL and from each other tool's format.
 
-Runs: the doctor's labelled benchmark (``chapters.labelled_runs``: an MLP classifier with one fault
+Runs: the doctor's labelled benchmark (``bench/labelled_cases.py``: an MLP classifier with one fault
 injected the way it happens in real code, seeds 0-2, and the course GPT through the course Trainer, seed 0),
 for the faults NaN, divergence, plateau and overfitting plus healthy runs. Each run's records are then
 written again through the real writers of TensorBoard (``SummaryWriter``), the HF Trainer
@@ -17,14 +17,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from chapters.labelled_runs import FAMILY_FAULTS, Case, generate
+from bench.labelled_cases import GPT_FAULTS, GptCase, generate
+from chapters.labelled_runs import Case
 from chapters.doctor.rules import diagnose_run
 from chapters.records.formats.detect import load
 from tests.byor_writers import WRITERS, available
 
 FAULTS = ["nan_loss", "divergence", "loss_plateau", "overfitting", "healthy"]
 CASES = [Case("mlp", fault, seed) for seed in (0, 1, 2) for fault in FAULTS] + \
-        [Case("gpt", fault, 0) for fault in FAULTS if fault in FAMILY_FAULTS["gpt"]]
+        [GptCase(fault, 0) for fault in FAULTS if fault in GPT_FAULTS]
 
 
 def top_label(path, format="auto") -> str:

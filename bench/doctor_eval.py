@@ -1,4 +1,4 @@
-"""Score the doctor on its labelled benchmark (chapters/labelled_runs.py).
+"""Score the doctor on its labelled benchmark (bench/labelled_cases.py, chapters/labelled_runs.py).
 
     OMP_NUM_THREADS=1 python bench/doctor_eval.py [--out runs/doctor-bench] [--seeds 0,1,2]
         [--scenario-seeds 0,4] [--workers 2] [--fresh]
@@ -29,20 +29,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from chapters.doctor import diagnose  # noqa: E402
-from chapters.labelled_runs import Case, all_cases, generate, onset, scenario_cases  # noqa: E402
+from bench.labelled_cases import all_cases, generate, onset, scenario_cases  # noqa: E402
 
 TUNING_SCENARIO_SEEDS = (0, 1, 2, 3)  # the scenario seeds looked at while the rules were tuned
 FINISHED = ".finished"  # written after a case's run returns: a killed benchmark leaves no half log to reuse
 
 
-def generate_case(case: Case, out: Path) -> None:
+def generate_case(case, out: Path) -> None:
     directory = out / case.name
     (directory / FINISHED).unlink(missing_ok=True)
     generate(case, directory)
     (directory / FINISHED).touch()
 
 
-def score_case(case: Case, out: Path) -> dict:
+def score_case(case, out: Path) -> dict:
     diagnosis = diagnose(out / case.name)
     found = [f.anomaly for f in diagnosis.findings]
     hit = next((f for f in diagnosis.findings if f.anomaly == case.label), None)
@@ -50,7 +50,7 @@ def score_case(case: Case, out: Path) -> dict:
             "delay": (hit.step - onset(case)) if hit is not None and hit.step is not None else None}
 
 
-def held_out(case: Case) -> bool:
+def held_out(case) -> bool:
     if case.family == "scenario":
         return case.seed not in TUNING_SCENARIO_SEEDS
     return not (case.family == "mlp" and case.seed in (0, 1))

@@ -2,10 +2,12 @@
 
 The capstone exercise (``09_mystery_runs``) hands out logs like a colleague would: "this run went wrong,
 what happened, and when?". They come from the doctor's benchmark (:mod:`chapters.labelled_runs`): the
-MLP classifier with one fault injected at a chosen step. Its logs are honest except for one thing: the
-benchmark writes its recipe into the ``run_start`` event (``"oom_at": "266"``...), which would give the answer
-away, so :func:`write_mystery_logs` removes that one field. Everything a real log carries stays: the metric
-records, the ``lr``, the per-group gradient norms, the parameter counts, the ``oom`` event.
+MLP classifier, trained on the course Trainer, with one fault injected at a chosen step. Its logs are honest
+except for one thing: the ``config`` in the ``run_start`` event is the recipe, and recipes differ by fault
+(gradient clipping is on only in the ``grad_explosion`` one), which would let a rule name the fault from the
+settings instead of the evidence; so :func:`write_mystery_logs` removes that one field. Everything else a
+real log carries stays: the metric records, the ``lr``, the per-group gradient norms and update ratios, the
+parameter counts, the ``nan`` and ``oom`` events.
 """
 
 from __future__ import annotations

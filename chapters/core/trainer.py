@@ -126,11 +126,7 @@ class Trainer:
         self.parameters = list(self.model.parameters())
         # One writer: with several processes, callbacks (loggers, checkpoints, the doctor) run on rank 0 only.
         self.callbacks = [c for c in callbacks or [] if self.ranks.is_main or c.all_ranks]
-        self.optimizer = torch.optim.AdamW(
-            parameter_groups(model, config.weight_decay), lr=config.lr, betas=(0.9, 0.95),
-            # The fused CUDA kernel updates all parameters in one launch; on CPU the default is right.
-            fused=self.device.type == "cuda",
-        )
+        self.optimizer = self.make_optimizer()
         self.scheduler = warmup_cosine_schedule(self.optimizer, config)
         # Loss scaling only for fp16, whose narrow exponent range flushes small gradients to zero.
         self.scaler = torch.amp.GradScaler(self.device.type,
@@ -296,6 +292,15 @@ class Trainer:
     def emit_event(self, name: str, **fields) -> None:
         """Tell every callback that ``name`` happened at this step (``nan``, ``oom``...); writers record it."""
         self._emit("on_event", FrozenRecord({"event": name, "step": self.step, "timestamp": time.time(), **fields}))
+
+    def make_optimizer(self) -> torch.optim.Optimizer:
+        """AdamW over :func:`parameter_groups`. The one place the optimizer is chosen: a subclass may
+        override it (the doctor's labelled runs train with SGD, whose faults they reproduce)."""
+        return torch.optim.AdamW(
+            parameter_groups(self.model, self.config.weight_decay), lr=self.config.lr, betas=(0.9, 0.95),
+            # The fused CUDA kernel updates all parameters in one launch; on CPU the default is right.
+            fused=self.device.type == "cuda",
+        )
 
     # ------------------------------------------------------------------------------------------- resume
     def state_dict(self) -> dict:
