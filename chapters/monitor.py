@@ -74,6 +74,7 @@ class LoopView:
     emit_event = Trainer.emit_event
     _reset_window = Trainer._reset_window
     _emit = Trainer._emit
+    measure_gradients = Trainer.measure_gradients
 
     def __init__(self, model, optimizer, config: MonitorConfig, callbacks, corpus, steps_per_epoch):
         self.model, self.optimizer, self.config, self.callbacks = model, optimizer, config, callbacks
@@ -94,9 +95,7 @@ class LoopView:
     @torch.no_grad()
     def before_optimizer_step(self, optimizer, args, kwargs) -> None:
         """The gradients are complete: take every parameter's norm (on the device), let the callbacks look."""
-        grads = [self._no_grad if p.grad is None else p.grad for p in self.parameters]
-        self.parameter_grad_norms = torch.stack(torch._foreach_norm(grads))
-        self.grad_norm = torch.linalg.vector_norm(self.parameter_grad_norms)
+        self.measure_gradients()
         self.lr = optimizer.param_groups[0]["lr"]  # the rate this step uses (a scheduler moves it after)
         self._emit("on_before_optimizer_step")
 

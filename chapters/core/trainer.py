@@ -227,11 +227,17 @@ class Trainer:
         per-parameter norms, so we keep them in ``parameter_grad_norms`` rather than have each metric run
         the kernel again. A parameter without a gradient counts as 0, which leaves the total unchanged.
         """
+        self.measure_gradients()
+        max_norm = self.config.grad_clip or math.inf  # inf: measure the norm without clipping
+        torch.nn.utils.clip_grads_with_norm_(self.parameters, max_norm, self.grad_norm)
+
+    @torch.no_grad()
+    def measure_gradients(self) -> None:
+        """Every parameter's gradient norm in one ``_foreach_norm`` kernel, and their total -- on the device,
+        no sync. (``chapters.monitor`` borrows this method, so a hand-written loop is measured the same way.)"""
         grads = [self._no_grad if p.grad is None else p.grad for p in self.parameters]
         self.parameter_grad_norms = torch.stack(torch._foreach_norm(grads))
         self.grad_norm = torch.linalg.vector_norm(self.parameter_grad_norms)  # what clip_grad_norm_ returns
-        max_norm = self.config.grad_clip or math.inf  # inf: measure the norm without clipping
-        torch.nn.utils.clip_grads_with_norm_(self.parameters, max_norm, self.grad_norm)
 
     @torch.no_grad()
     def evaluate(self) -> MetricRecord:
