@@ -61,3 +61,18 @@ def test_from_frame_object_column_carries_a_written_nan():
     frame = pd.DataFrame({"step": [1, 2, 3], "train_loss": pd.Series([2.0, float("nan"), None], dtype=object)})
     log = RunLog.from_frame(frame)
     assert log.nonfinite_steps() == [2] and list(log.train["step"]) == [1, 2, 3]
+
+
+def test_a_course_log_takes_the_fast_path_and_a_wrong_type_does_not(tmp_path):
+    """A log the course's own writer wrote must be read by the fast path (or a million records take the slow
+    one unnoticed); a value written as text, a boolean or a non-integer step must not: pandas would quietly
+    read them as numbers, while the contract refuses them line by line."""
+    from chapters.labelled_runs import Case, generate
+    from chapters.records.fast_path import fast_columns
+
+    log = generate(Case("mlp", "healthy", seed=0), tmp_path / "run")
+    raw = (log if log.is_file() else log / "metrics.jsonl").read_bytes()
+    assert fast_columns(raw) is not None
+    for wrong in ('{"step": "7", "train_loss": 1.0}', '{"step": 7, "train_loss": "1.0"}',
+                  '{"step": 7.0, "train_loss": 1.0}', '{"step": 7, "train_loss": true}', '{"train_loss": 1.0}'):
+        assert fast_columns(raw + wrong.encode() + b"\n") is None, wrong
