@@ -32,7 +32,7 @@ def add_parser(verbs) -> None:
 def run(args) -> int:
     from chapters.doctor import diagnose_run
     from chapters.doctor.report import format_finding, format_report
-    from chapters.records.formats.detect import describe, load  # pandas and the doctor: paid only here
+    from chapters.records.formats.detect import describe, load
 
     if args.follow:
         from chapters.doctor.live import follow

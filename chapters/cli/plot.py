@@ -12,7 +12,6 @@ from pathlib import Path
 from chapters.cli.args import path_text
 from chapters.errors import MetricsLogError, UsageError
 from chapters.records.formats.detect import add_format_options
-from chapters.records.jsonl import find_log
 
 
 def add_parser(verbs) -> None:
@@ -30,7 +29,7 @@ def run(args) -> int:
 
     try:
         log, source = load(args.run_dir, args.format, args.run_name)
-        log_path = find_log(args.run_dir) if source.foreign is None else source.foreign.source
+        log_path = log.path  # the file (or, for TensorBoard, the folder) the reader read
         output = output_path(args.output, log_path)
     except OSError as err:
         raise UsageError(f"cannot read {args.run_dir}: {err.strerror}") from None
