@@ -7,11 +7,13 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from autograder.problems import no_shuffle as no_shuffle_problem
 from chapters.doctor import diagnose
 from chapters.doctor.no_shuffle import epoch_shape
+from chapters.doctor.signals import trend_z
 
 
 def write_log(tmp_path, records, start=None):
@@ -229,3 +231,60 @@ def test_a_lucky_first_small_batch_is_no_reference_for_a_rise(tmp_path):
     loss = learning_curve(count, rng, start=1.1, end=0.6, noise=0.3)
     loss[0] = 0.5
     assert labels(write_log(tmp_path, records(loss))) == []
+
+
+# ------------------------------------------------------------------- thrashing seen on the validation loss
+def evals(values, every=100):
+    return [{"step": (i + 1) * every, "val_loss": float(v)} for i, v in enumerate(values)]
+
+
+def test_a_validation_loss_that_jumps_around_above_the_start_is_oscillation(tmp_path):
+    # A linear classifier at a far too high learning rate: each batch is either separated perfectly (loss
+    # ~0) or thrown far off (loss 5-100), so the train loss's median says "learned" (below its first records).
+    # The fixed validation set shows the truth: +-35 % per evaluation, no trend, far above the first record.
+    rng = np.random.default_rng(11)
+    count = 600
+    loss = np.where(rng.random(count) < 0.6, 1e-6, 20 * np.exp(rng.normal(0, 1.0, count)))
+    loss[:30] = np.linspace(0.69, 0.3, 30)  # a good start, before the weights grow
+    rows = records(loss) + evals(6.0 * np.exp(rng.normal(0, 0.35, 20)), every=300)
+    assert labels(write_log(tmp_path, rows))[:1] == ["oscillation"]
+
+
+def test_a_validation_loss_on_random_batches_that_learns_is_healthy(tmp_path):
+    # Val measured on a fresh random batch each time swings as much as the train loss, with no trend once
+    # converged -- but it converged far below the untrained level.
+    rng = np.random.default_rng(12)
+    loss = learning_curve(600, rng, start=1.4, end=0.3, noise=0.5)
+    val = learning_curve(20, rng, start=1.2, end=0.3, noise=0.25)
+    rows = records(loss) + evals(val, every=300)
+    assert labels(write_log(tmp_path, rows, start={"num_classes": 4})) == []
+
+
+def test_lr_restarts_that_bump_the_validation_loss_are_healthy(tmp_path):
+    # Warm restarts every 5 evaluations: the val loss jumps 20 % at each restart, then falls again.
+    rng = np.random.default_rng(13)
+    loss = learning_curve(400, rng, start=2.3, end=0.6, noise=0.1)
+    restart = 1 + 0.2 * np.exp(-(np.arange(20) % 5))
+    val = learning_curve(20, rng, start=2.0, end=0.65, noise=0.01) * restart
+    rows = records(loss) + evals(val, every=200)
+    assert labels(write_log(tmp_path, rows)) == []
+
+
+def test_a_resumed_run_with_a_noisy_validation_loss_is_healthy(tmp_path):
+    # Resumed from a checkpoint at step 1200 after a crash at 2000: the steps run back, the val loss
+    # repeats a stretch it had already reached, +-12 % per evaluation on a small validation set.
+    rng = np.random.default_rng(14)
+    first = records(learning_curve(200, rng, start=2.3, end=0.7, noise=0.1))
+    again = [dict(r, step=r["step"] + 1200) for r in records(learning_curve(200, rng, start=0.9, end=0.7,
+                                                                             noise=0.1))]
+    val = 0.75 * np.exp(rng.normal(0, 0.12, 30))
+    val[:8] = np.linspace(2.0, 0.8, 8)
+    rows = first + evals(val[:20]) + again + [dict(e, step=e["step"] + 1200) for e in evals(val[12:])]
+    assert labels(write_log(tmp_path, rows)) == []
+
+
+def test_the_trend_test_sees_a_slow_fall_under_noise_and_no_trend_in_noise():
+    rng = np.random.default_rng(15)
+    noise = rng.normal(0, 1.0, 40)
+    assert trend_z(pd.Series(noise - 0.1 * np.arange(40))) < -1.96  # 4 noise units over the run
+    assert abs(trend_z(pd.Series(noise))) < 1.96

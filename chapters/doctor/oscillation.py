@@ -43,9 +43,23 @@ fixed validation set has no sampling noise, so its changes are the weights' doin
 steps moves it by at most 0.2 % per evaluation (the benchmark's plateaus), one whose steps overshoot by
 several percent (its thrashing runs: 1.7-92 %).
 
+A fourth reads the thrashing off the *validation* loss, for the runs whose train loss cannot show it: a
+linear classifier at a far too high learning rate separates one batch perfectly (loss ~0) and is thrown far
+off by the next, so the train loss's median says "learned"; a run whose first records already thrash has no
+trustworthy start level. Statistic: over the second half of the evaluations, the robust per-evaluation
+scale of log val_loss (:func:`signals.noise_scale`) and the Mann-Kendall trend score
+(:func:`signals.trend_z`). Threshold: scale at least ``MIN_THRASH`` (the same 10 % as for the train loss),
+no downward trend (z above -``TREND_Z``, the 5 % level), and the median there still at least ``STUCK`` x
+the untrained reference. Why: a fixed validation set has no sampling noise, so its jumps are the weights'
+doing, and "no trend" is asked of the data with a test, not read off a fixed multiplier; the level keeps a
+run whose validation loss is measured on random batches (as noisy as training, but converged far below the
+untrained loss) healthy. At least ``MIN_EVALS`` (8) evaluations: four in the second half. Its confidence
+starts at 0.6, below ``divergence``'s: a run thrown up *and* swinging is diverged.
+
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): oscillation
-9/18 top-1 (10/18 at any rank); all labels 214/243, 1/90 false alarms; held-out family and seed: 96/126, 3/45
-(docs/doctor.md).
+12/18 top-1 (9/18 before the validation statistic; the misses: runs whose loss swings no more than small
+batches explain, and runs thrown far above the untrained loss, which ``divergence`` or ``grad_explosion``
+claim) (docs/doctor.md).
 """
 
 from __future__ import annotations
@@ -70,6 +84,8 @@ MIN_THRASH = 0.1  # per-record scale of log-loss swings: about +-10 % from one r
 STUCK = 0.85
 CEILING = 2.0  # a run swinging around more than twice the untrained loss has diverged
 VAL_MOVES = 0.01
+MIN_EVALS = 8  # the second half then holds 4 evaluations: 3 differences for the scale, 6 pairs for the trend
+TREND_Z = 1.96  # a downward trend at the 5 % level means the run is still learning
 LESSON = "docs/doctor.md#oscillation"
 FIX = "lower the learning rate, use a larger effective batch (gradient accumulation), longer warmup"
 EXPERIMENT = "re-run with half the learning rate: the swings should shrink and the loss end lower"
@@ -86,7 +102,8 @@ def check(run) -> list[Finding]:
     if len(loss) < 16:
         return []
     reference = reference_level(run, loss)
-    return bounce(run, loss, reference) or thrashing(run, loss, reference) or regular_swings(loss)
+    return bounce(run, loss, reference) or thrashing(run, loss, reference) or val_thrashing(run, reference) or \
+        regular_swings(loss)
 
 
 def bounce(run, loss: pd.Series, start: float) -> list[Finding]:
@@ -130,6 +147,27 @@ def val_moves(run) -> bool:
     if len(val) < 4:
         return True
     return noise_scale(np.log(val.iloc[len(val) // 4:])) >= VAL_MOVES
+
+
+def val_thrashing(run, reference: float) -> list[Finding]:
+    """The validation loss jumps by ``MIN_THRASH`` or more from one evaluation to the next over the second
+    half of the evaluations, with no downward trend there (Mann-Kendall, :func:`signals.trend_z` > -1.96),
+    and its median there still at least ``STUCK`` x the untrained reference (the run did not learn)."""
+    val = curve(run.evals, "val_loss")
+    val = val[val > 0]
+    if len(val) < MIN_EVALS:
+        return []
+    late = np.log(val.iloc[len(val) // 2:])
+    swing, trend = noise_scale(late), signals.trend_z(late)
+    level = float(np.exp(late.median()))
+    if swing < MIN_THRASH or trend <= -TREND_Z or level < STUCK * reference:
+        return []
+    return [Finding("oscillation", confidence(0.6, swing / MIN_THRASH), int(late.index[0]),
+                    f"over the second half of the evaluations the validation loss jumps by about "
+                    f"{np.expm1(swing):.0%} from one evaluation to the next, and does not come down (trend "
+                    f"z = {trend:+.1f}), its median {level:.4g} is {level / reference:.0%} of an untrained model's "
+                    f"{reference:.4g}: the weights move a lot and get nowhere",
+                    fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
 
 
 def regular_swings(loss: pd.Series) -> list[Finding]:

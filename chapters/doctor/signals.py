@@ -65,6 +65,24 @@ def noise_scale(values: pd.Series) -> float:
     return float(1.4826 * np.median(np.abs(differences)) / math.sqrt(2))
 
 
+def trend_z(values: pd.Series) -> float:
+    """Mann-Kendall trend statistic of ``values``, as a standard normal score (negative: falling).
+
+    Counts, over every pair of points, whether the later one is higher or lower (the sign of the
+    difference), and scales the sum by its standard deviation when the order is random, sqrt(n(n-1)(2n+5)/18).
+    Why this test: it asks only "does the curve tend to go down?", not how fast or in what shape, and one
+    wild record moves it by at most one pair's worth -- a least-squares slope would follow the record. |z| below
+    1.96 means no trend at the 5 % level. O(n^2) pairs: callers pass a curve of at most a few hundred points.
+    """
+    x = values.to_numpy(dtype=float)
+    x = x[np.isfinite(x)]
+    n = len(x)
+    if n < 3:
+        return 0.0
+    pairs = np.sign(x[None, :] - x[:, None])[np.triu_indices(n, 1)]
+    return float(pairs.sum() / math.sqrt(n * (n - 1) * (2 * n + 5) / 18))
+
+
 def blew_up(loss: pd.Series, reference: float) -> int | None:
     """Step of the first record at ``BLOWUP`` x the untrained reference, when the run never learned after it
     (its smoothed loss never below ``RELAPSE`` x the reference again); else None.
