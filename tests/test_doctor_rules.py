@@ -288,3 +288,34 @@ def test_the_trend_test_sees_a_slow_fall_under_noise_and_no_trend_in_noise():
     noise = rng.normal(0, 1.0, 40)
     assert trend_z(pd.Series(noise - 0.1 * np.arange(40))) < -1.96  # 4 noise units over the run
     assert abs(trend_z(pd.Series(noise))) < 1.96
+
+
+# ----------------------------------------------------------------- vanishing: a property of the network as built
+def grad_groups(first, last, count, rng):
+    """Per-group gradient norms: the last group steady near 1, the first ``first[i]`` times it at record i."""
+    last_norm = last * np.exp(rng.normal(0, 0.1, count))
+    return {"grad_norm": last_norm, "grad_norm/first": first * last_norm, "grad_norm/last": last_norm}
+
+
+def test_a_first_layer_starved_from_the_start_is_vanishing_even_when_it_wakes_up_later(tmp_path):
+    # A deep sigmoid stack: the first layer gets 1e-7 of the gradient for the first 40 records, then wakes
+    # up (5e-3 from then on): the first records show the network as built.
+    rng = np.random.default_rng(16)
+    count = 300
+    ratio = np.where(np.arange(count) < 40, 1e-7, 5e-3)
+    loss = learning_curve(count, rng, start=2.3, end=1.2, noise=0.05)
+    path = write_log(tmp_path, records(loss, **grad_groups(ratio, 1.0, count, rng)), start={"num_classes": 10})
+    assert labels(path)[:1] == ["vanishing_gradients"]
+
+
+def test_groups_that_drift_apart_while_the_loss_thrashes_are_not_vanishing(tmp_path):
+    # A healthy ratio (0.2) for the first records; then the learning rate throws the weights around, the
+    # largest group's norm grows a thousandfold and the smallest looks starved -- a consequence, not the
+    # network as built.
+    rng = np.random.default_rng(17)
+    count = 600
+    ratio = np.where(np.arange(count) < 40, 0.2, 1e-4)
+    last = np.where(np.arange(count) < 40, 1.0, 1000.0)
+    loss = 1.4 * np.exp(rng.normal(0, 0.6, count))
+    path = write_log(tmp_path, records(loss, **grad_groups(ratio, last, count, rng)), start={"num_classes": 4})
+    assert "vanishing_gradients" not in labels(path)
