@@ -319,3 +319,22 @@ def test_groups_that_drift_apart_while_the_loss_thrashes_are_not_vanishing(tmp_p
     loss = 1.4 * np.exp(rng.normal(0, 0.6, count))
     path = write_log(tmp_path, records(loss, **grad_groups(ratio, last, count, rng)), start={"num_classes": 4})
     assert "vanishing_gradients" not in labels(path)
+
+
+@pytest.mark.parametrize("swing, count", [(0.05, 300), (0.3, 300), (0.3, 2000)])
+def test_a_jump_before_the_second_record_is_divergence_against_the_first_record(tmp_path, swing, count):
+    # The same run with no run_start: the first record is the only level from before the jump. Settled at
+    # 25-35 it is divergence, and swinging +-30 % up there it is divergence too, not oscillation: the
+    # first 5 % of the records, which thrashing compares with, are all after the jump.
+    rng = np.random.default_rng(19)
+    loss = np.concatenate([[4.6, 136.0], 30 * np.exp(rng.normal(0, swing, count - 2))])
+    assert labels(write_log(tmp_path, records(loss)))[:1] == ["divergence"]
+
+
+def test_thrashing_without_run_start_after_a_lucky_first_batch_is_still_oscillation(tmp_path):
+    # The near miss of the test above: +-50 % around where it started, but the first record (a batch of
+    # two) scored a third of the rest. The noise of one record covers it: no rise, thrashing.
+    rng = np.random.default_rng(20)
+    loss = 1.3 * np.exp(rng.normal(0, 0.5, 600))
+    loss[0] = 0.45
+    assert labels(write_log(tmp_path, records(loss)))[:1] == ["oscillation"]

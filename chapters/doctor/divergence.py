@@ -35,17 +35,14 @@ false alarms; held-out family and seed: 96/126, 3/45 (docs/doctor.md).
 
 from __future__ import annotations
 
-import math
-
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.oscillation import fell_back, thrashing
 from chapters.doctor.plateau import dead_network, relapse
-from chapters.doctor.reference import log_noise
+from chapters.doctor.reference import RISE, rise_limit
 from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump
 from chapters.doctor.signals import blew_up, first_sustained, reference_level, smooth, window_for
 
-RISE = 1.5
 LR_CAUSE = 0.9
 LESSON = "docs/doctor.md#divergence"
 
@@ -86,12 +83,6 @@ def check(run) -> list[Finding]:
                          f"train loss fell to {best:.4g}, then climbed back to {end:.4g} (start {start:.4g}) "
                          f"from step {step} and stayed there")]
     return []
-
-
-def rise_limit(run, loss, reference: float) -> float:
-    """The level the smoothed loss must pass to count as risen: ``RISE`` x the reference, or more on a noisy
-    run -- ``NOISE_UNITS`` x the noise of the comparison (:func:`reference.log_noise`)."""
-    return reference * max(RISE, math.exp(signals.NOISE_UNITS * log_noise(run, loss)))
 
 
 def _finding(run, smoothed, step, window, score, evidence) -> Finding:

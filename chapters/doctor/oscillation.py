@@ -23,7 +23,9 @@ A third catches thrashing for the whole run (tiny batches at a high learning rat
 from record to record by ``MIN_THRASH`` or more (its robust per-record scale, :func:`signals.noise_scale`,
 over the run after its first 5 %), *and* the run does not learn -- the median loss of its second half is
 still at least ``STUCK`` x the untrained reference (ln K when declared, else the median of the first 5 %:
-one record of a run this noisy is no start) (and at most ``CEILING`` x: above that the run has
+one record of a run this noisy is no start -- but then the second half must also not be above the first
+record by more than the noise allows, :func:`rose_from_first`: a loss thrown up before the second record
+has first records that are all after the jump) (and at most ``CEILING`` x: above that the run has
 diverged, and ``divergence`` -- which leaves thrashing runs to this rule -- reports it), and it never
 learned and gave it back (:func:`plateau.relapse`: a run that did learn and was thrown back is the
 divergence or the dead network those rules report), and its learning rate never jumped several-fold
@@ -72,7 +74,7 @@ import pandas as pd
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.plateau import relapse
-from chapters.doctor.reference import declared, log_noise
+from chapters.doctor.reference import declared, log_noise, rise_limit
 from chapters.doctor.schedule import climb_start, lr_ever_raised, lr_raised
 from chapters.doctor.signals import curve, first_sustained, noise_scale, reference_level, smooth, tail, window_for
 
@@ -129,6 +131,8 @@ def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
     swing = noise_scale(np.log(body))
     level = float(body.iloc[len(body) // 2:].median())
     if not declared(run):  # "where it started": the first 5 %, not one record of a run this noisy
+        if rose_from_first(run, loss, level):
+            return []
         reference = float(loss.iloc[:max(1, len(loss) // 20)].median())
     if swing < MIN_THRASH or not STUCK * reference <= level <= CEILING * reference or relapse(loss, reference) \
             or lr_ever_raised(run) or not val_moves(run):
@@ -138,6 +142,18 @@ def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
                     f"run and does not come down: the second half's median {level:.4g} is "
                     f"{level / reference:.0%} of an untrained model's {reference:.4g}",
                     fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
+
+
+def rose_from_first(run, loss: pd.Series, level: float) -> bool:
+    """Is the second half's median above the first record by more than the noise allows
+    (:func:`reference.rise_limit`: ``NOISE_UNITS`` x the run's per-record noise, at least ``RISE`` x)?
+
+    Without ``run_start``'s ln K the first record is the only level from before a jump that the first
+    records already show (4.6 at the first record, 136 at the second, then 25-35: the first 5 % are all
+    after the jump). A run that stays far above it has diverged, however much it swings up there. In noise
+    units because the first record is one batch: on a run swinging +-50 % a lucky first batch can score a
+    third of the rest, and a run that thrashes around that level has not risen."""
+    return level >= rise_limit(run, loss, float(loss.iloc[0]))
 
 
 def val_moves(run) -> bool:

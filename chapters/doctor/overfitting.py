@@ -6,7 +6,7 @@ when?", 1998), on the last evaluations (median of the last three after the minim
 train loss over the same stretch. Threshold: GL above ``MIN_RISE`` (10 %; Prechelt's stopping criteria use
 GL of a few percent, we ask for more to stay quiet on noisy evaluations), at least two evaluations after the
 minimum, and train loss not higher than at the minimum -- at the end, and with no climb in between (its
-rolling median never rises above its own running minimum by more than ``divergence.RISE - 1`` times the
+rolling median never rises above its own running minimum by more than ``reference.RISE - 1`` times the
 untrained reference, :func:`signals.reference_level`: half of what the run had learned and more, given
 back). Why both: val rising with train rising is
 divergence; val rising while train falls is the model memorising its training set. Why in between too: a
@@ -16,7 +16,7 @@ again and val still high -- the val rise came with a train rise, which memorisin
 
 from __future__ import annotations
 
-from chapters.doctor.divergence import RISE
+from chapters.doctor.reference import RISE
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.signals import curve, reference_level, smooth, window_for
 

@@ -16,7 +16,10 @@ import math
 import numpy as np
 import pandas as pd
 
+from chapters.doctor import signals
 from chapters.doctor.signals import noise_scale, window_for
+
+RISE = 1.5  # the least factor above the reference that counts as risen, however smooth the run
 
 
 def declared(run) -> bool:
@@ -29,3 +32,9 @@ def log_noise(run, loss: pd.Series) -> float:
     window = window_for(len(loss))
     sigma = noise_scale(np.log(loss))
     return sigma / math.sqrt(window) if declared(run) else sigma * math.sqrt(1 + 1 / window)
+
+
+def rise_limit(run, loss: pd.Series, reference: float) -> float:
+    """The level a smoothed loss must pass to count as risen above ``reference``: ``RISE`` x the reference,
+    or more on a noisy run -- ``NOISE_UNITS`` x the noise of the comparison (:func:`log_noise`)."""
+    return reference * max(RISE, math.exp(signals.NOISE_UNITS * log_noise(run, loss)))
