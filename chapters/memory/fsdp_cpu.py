@@ -75,6 +75,6 @@ if __name__ == "__main__":
     # Leave without the interpreter's shutdown. FSDP's device mesh still refers to the gloo process group
     # after ``destroy_process_group``, so the group's C++ threads are torn down during Python's own
     # finalisation, and now and then the C++ runtime aborts there ("terminate called without an active
-    # exception", SIGABRT: 2 of about 17 runs on a busy 2-core machine; 0 of 60 with this exit) -- after every rank has finished and
-    # printed. The result is written and flushed; nothing is left to clean up, so exit now with success.
+    # exception", SIGABRT: 2 of about 17 runs on a busy 2-core machine; 0 of 60 with this exit) -- after
+    # every rank has finished and printed. The result is written and flushed; nothing is left to clean up.
     os._exit(0)
