@@ -29,8 +29,8 @@ A run whose loss rose like that but then fell back and *ended* below its start
 back in, and :mod:`chapters.doctor.oscillation` reports that swing.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): divergence
-29/36 top-1 (30/36 at any rank; 20/36 before the LR-as-cause and relapse changes); all labels 214/243, 1/90
-false alarms; held-out family and seed: 96/126, 3/45 (docs/doctor.md).
+29/36 top-1 (30/36 at any rank; 20/36 before the LR-as-cause and relapse changes); all labels 218/243, 1/90
+false alarms; fresh held-out set (seeds 5-6 / 5): 93/111, 3/40 (docs/doctor.md).
 """
 
 from __future__ import annotations

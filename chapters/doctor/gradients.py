@@ -38,9 +38,9 @@ ones, they do not learn (the same mechanism run the other way: Jacobians with no
 norm is exactly zero is frozen or dead, not vanishing: the frozen rule reports it.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01):
-grad_explosion 11/12 top-1, vanishing_gradients 7/9 (the ratio over the first third, 2026-12-01 morning; the
-first 5 % since: same, and a thrashing encoder no longer called vanishing); all labels 214/243, 1/90 false alarms; held-out family and
-seed: 96/126, 3/45 (docs/doctor.md).
+grad_explosion 11/12 top-1, vanishing_gradients 7/9 (the same with the first third; the first 5 % stopped
+calling a thrashing encoder's drifting groups vanishing); all labels 218/243, 1/90 false alarms; fresh held-out
+set (seeds 5-6 / 5): 93/111, 3/40 (docs/doctor.md).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Train loss alone is not used: memorising a small training set also goes below th
 overfitting, not leakage). Needs a floor: without one the rule stays silent rather than guess.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): leakage
-13/18 top-1 (the misses: leaks the model never learned to use, val above the floor); all labels 214/243,
+13/18 top-1 (the misses: leaks the model never learned to use, val above the floor); all labels 218/243,
 1/90 false alarms (docs/doctor.md).
 """
 

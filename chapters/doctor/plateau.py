@@ -27,8 +27,8 @@ gradients as large as before or larger (``divergence``). Without ``grad_norm`` t
 an LR jump at the relapse, the learning rate is the cause and ``divergence`` reports it.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): loss_plateau
-(never learned and dead network) 26/27 top-1; all labels 214/243, 1/90 false alarms; held-out family and seed:
-96/126, 3/45 (docs/doctor.md).
+(never learned and dead network) 26/27 top-1; all labels 218/243, 1/90 false alarms; fresh held-out
+set (seeds 5-6 / 5): 93/111, 3/40 (docs/doctor.md).
 """
 
 from __future__ import annotations

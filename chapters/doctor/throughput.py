@@ -15,7 +15,7 @@ Speed measures the machine as much as the training, so the finding is a low-prio
 better than the clock does.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01):
-throughput_drop 18/18 top-1, no throughput_drop on any of the 18 busy-neighbour runs; all labels 214/243,
+throughput_drop 18/18 top-1, no throughput_drop on any of the 18 busy-neighbour runs; all labels 218/243,
 1/90 false alarms (docs/doctor.md).
 """
 
