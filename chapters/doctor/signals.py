@@ -71,8 +71,9 @@ def trend_z(values: pd.Series) -> float:
     Counts, over every pair of points, whether the later one is higher or lower (the sign of the
     difference), and scales the sum by its standard deviation when the order is random, sqrt(n(n-1)(2n+5)/18).
     Why this test: it asks only "does the curve tend to go down?", not how fast or in what shape, and one
-    wild record moves it by at most one pair's worth -- a least-squares slope would follow the record. |z| below
-    1.96 means no trend at the 5 % level. O(n^2) pairs: callers pass a curve of at most a few hundred points.
+    wild record changes only its own n - 1 pairs, however wild it is -- a least-squares slope follows it. |z| below
+    1.96 means no trend at the 5 % level. O(n^2) pairs: a curve is binned to at most 2,000 points and the
+    callers pass half of one, so at most half a million pairs.
     """
     x = values.to_numpy(dtype=float)
     x = x[np.isfinite(x)]
