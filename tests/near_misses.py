@@ -149,7 +149,7 @@ NEAR_MISSES = [
              "    model.eval()  # dropout off: memorising is the one time regularisation is unwelcome\n",
              "    model.train()\n"),
     NearMiss("06_overfitting", "overfit_one_batch", "overfit_one_batch", "overfit_one_batch", "too few steps",
-             "max_steps=150", "max_steps=20"),
+             "max_steps=100", "max_steps=20"),
     NearMiss("06_overfitting", "overfit_one_batch", "overfit_one_batch", "overfit_one_batch",
              "a fixed target (10 % of the public first loss)", "loss.item() < target * first or",
              "loss.item() < 0.35 or"),
