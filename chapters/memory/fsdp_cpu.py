@@ -70,4 +70,5 @@ def main() -> dict:
 if __name__ == "__main__":
     outcome = main()
     if outcome["rank"] == 0:  # one writer
-        print(json.dumps(outcome))
+        print(json.dumps(outcome), flush=True)
+    distributed.exit_rank(0)  # why not a plain return: see exit_rank
