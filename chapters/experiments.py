@@ -82,7 +82,7 @@ class Comparison:
         if names == ["seed"]:
             return "only the seed changed: this difference is the run-to-run noise; smaller effects are not effects"
         if len(names) == 1:
-            return f"one change ({names[0]}): the difference in outcome is its effect"
+            return f"one change ({names[0]}): the difference in outcome is its effect, give or take the seed noise"
         return (f"{len(names)} changes ({', '.join(names)}): the outcome cannot be put on any one of them; "
                 "change one thing at a time")
 
