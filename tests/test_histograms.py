@@ -155,3 +155,32 @@ def test_clinic_train_writes_histograms_at_level_2(tmp_path):
     accumulator = EventAccumulator(str(tmp_path / "none" / TB_DIR))
     accumulator.Reload()
     assert accumulator.Tags()["histograms"] == []
+
+
+def test_a_hand_written_loop_gets_histograms_and_saturation_of_its_own_modules(tmp_path):
+    """Another model, through the Monitor: a ReLU layer with one unit switched off and a tanh layer with
+    large weights (saturated): every activation module is found, whatever the model calls it."""
+    from chapters.monitor import Monitor
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 8), torch.nn.Tanh(),
+                                torch.nn.Linear(8, 1))
+    with torch.no_grad():
+        model[0].bias[0] = -100.0  # unit 0 never fires for these inputs
+        model[2].weight.mul_(200.0)  # tanh's inputs in the hundreds: pinned at +-1
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
+    inputs = torch.randn(64, 4)
+    with Monitor(model, optimizer, tmp_path, log_every=2, tensorboard=True, histogram_every=2) as monitor:
+        for _ in range(4):
+            loss = model(inputs).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            monitor.step(loss)
+    record = next(r for r in read_metrics_log(tmp_path).metrics if "dead_units/1" in r)
+    assert record["dead_units/1"] == 1 / 8  # unit 0 only (seeded: the other seven fire on some input)
+    assert record["saturated/3"] > 0.9
+    accumulator = EventAccumulator(str(tmp_path / TB_DIR), size_guidance={"histograms": 0})
+    accumulator.Reload()
+    assert {"activations/1", "activations/3", "gradients/0", "gradients/2", "gradients/4"} <= set(
+        accumulator.Tags()["histograms"])
