@@ -92,7 +92,8 @@ def teardown(wait_for_others: bool = False) -> None:
     ``wait_for_others``: for a rank that finished normally, first wait at a barrier until every rank has
     finished too. A rank that leaves while another is still talking to it can make that one abort on exit
     ("terminate called without an active exception": 4 of 16 two-rank FSDP runs on this machine without the
-    barrier, 1 of 36 with it -- rarer, not gone). Not after a failure: a rank that died never reaches it.
+    barrier, 1 of 36 with it -- rarer, not gone: the rest happen during the interpreter's own shutdown, see
+    ``chapters.memory.fsdp_cpu``). Not after a failure: a rank that died never reaches it.
     """
     if not dist.is_initialized():
         return
