@@ -7,6 +7,7 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from chapters.core.callbacks import Callback
+from chapters.core.run import build_trainer, preset_config
 from chapters.logging_levels.level2_histograms import (LayerHistograms, dead_fraction, layer_of,
                                                        saturated_fraction)
 from chapters.logging_levels.level2_tensorboard import TB_DIR
@@ -184,3 +185,24 @@ def test_a_hand_written_loop_gets_histograms_and_saturation_of_its_own_modules(t
     accumulator.Reload()
     assert {"activations/1", "activations/3", "gradients/0", "gradients/2", "gradients/4"} <= set(
         accumulator.Tags()["histograms"])
+
+
+def test_a_run_that_dies_on_a_histogram_step_leaves_no_hook_on_the_model(tmp_path):
+    class CrashInForward(Callback):
+        """After step 1 (step 2 is a histogram step, its hooks just attached): block 1's MLP raises."""
+
+        def on_step_complete(self, trainer):
+            if trainer.step == 1:
+                trainer.model.blocks[1].mlp.up.register_forward_hook(self.crash)
+
+        @staticmethod
+        def crash(*_):
+            raise RuntimeError("boom")
+
+    config = preset_config("tiny", steps=4, log_every=2, device="cpu")
+    trainer = build_trainer("tiny", config, [*monitoring_callbacks(tmp_path, levels=(2,), histogram_every=2),
+                                             CrashInForward()])
+    with pytest.raises(RuntimeError, match="boom"):
+        trainer.fit()
+    assert trainer.step == 1
+    assert not any(m._forward_hooks for m in trainer.model.modules() if isinstance(m, torch.nn.GELU))

@@ -104,19 +104,23 @@ class LayerHistograms(Callback):
             self.captured.setdefault(name, (module, output.detach()))
         return keep
 
-    def on_before_optimizer_step(self, trainer):
-        if not self.hooks:
-            return
+    def detach_hooks(self) -> None:
         for hook in self.hooks:
             hook.remove()
         self.hooks = []
-        step, writer = trainer.step + 1, self.tensorboard.writer  # the step being taken
+
+    def on_before_optimizer_step(self, trainer):
+        if not self.hooks:
+            return
+        self.detach_hooks()
+        step = trainer.step + 1  # the step being taken
         for name, (module, output) in self.captured.items():
             self.add_histogram(f"activations/{name}", output, step)
             if isinstance(module, RECTIFIERS):
                 self.numbers[f"dead_units/{name}"] = dead_fraction(output)
             else:
-                self.numbers[f"saturated/{name}"] = saturated_fraction(output, *SQUASHERS[type(module)])
+                low, high = next(bounds for kind, bounds in SQUASHERS.items() if isinstance(module, kind))
+                self.numbers[f"saturated/{name}"] = saturated_fraction(output, low, high)
         self.captured = {}
         gradients: dict[str, list[torch.Tensor]] = {}
         for name, parameter in trainer.model.named_parameters():
@@ -124,7 +128,7 @@ class LayerHistograms(Callback):
                 gradients.setdefault(layer_of(name), []).append(parameter.grad.flatten())
         for layer, grads in gradients.items():
             self.add_histogram(f"gradients/{layer}", torch.cat(grads), step)
-        writer.flush()
+        self.tensorboard.writer.flush()
 
     def add_histogram(self, tag: str, tensor: torch.Tensor, step: int) -> None:
         values = finite_values(tensor)
@@ -134,3 +138,7 @@ class LayerHistograms(Callback):
     def on_measure(self, trainer, record):
         record.update(self.numbers)  # filled on the histogram step only, which is a logging step
         self.numbers = {}
+
+    def on_run_end(self, trainer, status):
+        self.detach_hooks()  # a run that died mid-step leaves the model as it found it
+        self.captured = {}
