@@ -29,6 +29,7 @@ def write_events(folder, points):
     ("train/loss", "train_loss"), ("loss", "train_loss"), ("train_loss", "train_loss"), ("eval/loss", "val_loss"),
     ("eval_loss", "val_loss"), ("val/loss", "val_loss"), ("learning_rate", "lr"), ("lr-AdamW", "lr"),
     ("lr-SGD", "lr"), ("train/grad_norm", "grad_norm"), ("global_step", "step"), ("Train/Loss", "train_loss"),
+    ("Loss/valid", "val_loss"), ("validation/loss", "val_loss"), ("test/loss", None),
     ("lr-AdamW/pg1", None), ("eval/accuracy", None), ("grad_norm/mlp", None), ("lossy", None),
 ])
 def test_common_spellings_map_onto_the_contract(spelling, name):

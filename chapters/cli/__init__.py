@@ -26,7 +26,7 @@ from pathlib import Path
 import chapters
 from chapters.cli import (check, ckpt, course, diagnose, estimate_memory, grade, plot, replay, reproduce, sanity,
                           train)
-from chapters.core import interrupts
+from chapters.core import distributed, interrupts
 from chapters.errors import UsageError
 
 VERBS = [train, reproduce, replay, diagnose, plot, ckpt, sanity, estimate_memory, check, grade, course]
@@ -57,6 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    code = run_verb(argv)
+    if distributed.from_environment().distributed:
+        distributed.exit_rank(code)  # a torchrun rank: leave before the process group can abort the exit
+    return code
+
+
+def run_verb(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.verb is None:

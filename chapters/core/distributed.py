@@ -26,9 +26,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import logging
 import os
+import sys
 import time
 from dataclasses import dataclass
+from typing import NoReturn
 
 import torch
 import torch.distributed as dist
@@ -93,7 +96,7 @@ def teardown(wait_for_others: bool = False) -> None:
     finished too. A rank that leaves while another is still talking to it can make that one abort on exit
     ("terminate called without an active exception": 4 of 16 two-rank FSDP runs on this machine without the
     barrier, 1 of 36 with it -- rarer, not gone: the rest happen during the interpreter's own shutdown, see
-    ``chapters.memory.fsdp_cpu``). Not after a failure: a rank that died never reaches it.
+    :func:`exit_rank`). Not after a failure: a rank that died never reaches it.
     """
     if not dist.is_initialized():
         return
@@ -103,6 +106,23 @@ def teardown(wait_for_others: bool = False) -> None:
         except RuntimeError:
             pass  # a rank died after its last collective: nobody left to wait for; still leave cleanly
     dist.destroy_process_group()
+
+
+def exit_rank(code: int) -> NoReturn:
+    """End this rank's process now with ``code``, skipping the interpreter's own shutdown.
+
+    After :func:`teardown` the gloo process group can still be referred to -- by a DDP model, by FSDP's
+    device mesh -- so its C++ threads are destroyed only during Python's finalisation, and now and then the
+    C++ runtime aborts there ("terminate called without an active exception", SIGABRT): a run that finished
+    and wrote every file is reported by torchrun as a crashed rank. Measured on a busy 2-core machine: 1 of
+    30 two-rank ``clinic train`` runs and 2 of about 17 two-rank FSDP runs; 0 of 60 FSDP runs leaving this way.
+    ``os._exit`` runs no ``atexit`` handler, so call this only when every file is closed; the standard
+    streams and Python's logging handlers are flushed here.
+    """
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def rank_device(device: torch.device, ranks: Ranks) -> torch.device:

@@ -23,7 +23,8 @@ from pathlib import Path
 SPELLINGS = {
     "train_loss": ["train_loss", "loss", "train/loss", "training_loss", "loss/train", "train_loss_step"],
     "val_loss": ["val_loss", "eval_loss", "eval/loss", "val/loss", "validation_loss", "valid_loss",
-                 "loss/val", "loss/validation", "val_loss_epoch"],
+                 "loss/val", "loss/valid", "loss/validation", "loss/eval", "valid/loss", "validation/loss",
+                 "val_loss_epoch"],
     "lr": ["lr", "learning_rate", "train/learning_rate", "train/lr", "lr/train"],
     "grad_norm": ["grad_norm", "train/grad_norm", "gradient_norm", "grad_2.0_norm_total"],
     "epoch": ["epoch", "train/epoch"],
