@@ -86,6 +86,11 @@ class Comparison:
         return (f"{len(names)} changes ({', '.join(names)}): the outcome cannot be put on any one of them; "
                 "change one thing at a time")
 
+    def to_json(self) -> dict:
+        return {"run": self.run, "baseline": self.baseline,
+                "changed": {key: list(pair) for key, pair in self.changes.items()}, "verdict": self.verdict,
+                "outcome": self.run_outcome, "baseline_outcome": self.baseline_outcome}
+
     def describe(self) -> str:
         """The comparison as text: what differs first, then the outcomes side by side."""
         lines = [f"{self.run} vs baseline {self.baseline}"]
@@ -116,11 +121,7 @@ class ExperimentLog:
 
     def record(self, run_dir: str | Path, baseline_dir: str | Path, note: str = "") -> dict:
         """Compare ``run_dir`` with ``baseline_dir`` and append the result (with ``note``: why you tried it)."""
-        comparison = compare(baseline_dir, run_dir)
-        entry = {"time": time.time(), "run": comparison.run, "baseline": comparison.baseline,
-                 "changed": {key: list(pair) for key, pair in comparison.changes.items()},
-                 "verdict": comparison.verdict, "outcome": comparison.run_outcome,
-                 "baseline_outcome": comparison.baseline_outcome, "note": note}
+        entry = {"time": time.time(), **compare(baseline_dir, run_dir).to_json(), "note": note}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as file:  # append: earlier experiments are never rewritten
             file.write(json.dumps(entry) + "\n")

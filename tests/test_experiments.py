@@ -8,7 +8,7 @@ import pytest
 from chapters.errors import MetricsLogError
 from chapters.experiments import ABSENT, ExperimentLog, compare, config_changes
 from chapters.monitoring import monitoring_callbacks
-from tests.conftest import run_tiny
+from tests.conftest import clinic, run_tiny
 
 BASE = {"steps": 20, "log_every": 5, "eval_every": 10, "eval_batches": 1}
 
@@ -72,3 +72,24 @@ def test_a_log_without_run_start_config_is_refused(tmp_path):
     (tmp_path / "metrics.jsonl").write_text('{"step": 1, "train_loss": 2.0}\n')
     with pytest.raises(MetricsLogError, match="no run_start"):
         compare(tmp_path, tmp_path)
+
+
+def test_clinic_compare_names_the_change_and_appends_to_the_experiment_log(runs, tmp_path):
+    shown = clinic("compare", runs["base"], runs["lr"])
+    assert shown.returncode == 0, shown.stderr
+    assert "changed lr" in shown.stdout and "one change (lr)" in shown.stdout
+    log = tmp_path / "experiments.jsonl"
+    for note in ("try a higher lr", "and again"):
+        result = clinic("compare", runs["base"], runs["two"], "--json", "--log", log, "--note", note)
+        assert result.returncode == 0, result.stderr
+    printed = json.loads(result.stdout)
+    assert sorted(printed["changed"]) == ["batch_size", "lr"] and "cannot be put" in printed["verdict"]
+    assert [entry["note"] for entry in ExperimentLog(log).entries()] == ["try a higher lr", "and again"]
+
+
+def test_clinic_compare_refuses_a_log_without_a_config_in_one_line(runs, tmp_path):
+    foreign = tmp_path / "metrics.jsonl"
+    foreign.write_text('{"step": 1, "train_loss": 2.0}\n')
+    result = clinic("compare", runs["base"], foreign)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert "no run_start with a config" in result.stderr
