@@ -26,6 +26,8 @@ COURSE_ANSWERS: dict[str, tuple[str, ...]] = {
     "05_no_shuffle.is_epoch_periodic": ("epoch_shape", "diagnose", "diagnose_run"),
     "05_no_shuffle.shuffled_loader": ("make_loader",),
     "06_overfitting.early_stopping": ("EarlyStopping",),
+    "06_overfitting.init_loss": ("check_init_loss",),
+    "06_overfitting.overfit_one_batch": ("check_overfit_one_batch",),
     "07_oom.estimate": ("estimate_memory",),
     "07_oom.fits": ("estimate_memory", "largest_batch_within"),
     "07_oom.fix": ("estimate_memory", "largest_batch_within"),

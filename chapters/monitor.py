@@ -49,6 +49,7 @@ from chapters.core.callbacks import FrozenRecord
 from chapters.core.devices import is_out_of_memory
 from chapters.core.trainer import Trainer
 from chapters.doctor.live import DoctorCallback
+from chapters.logging_levels.level2_histograms import HISTOGRAM_EVERY
 from chapters.metrics.groups import Grouping, module_group
 from chapters.monitoring import metric_callbacks, writer_callbacks
 
@@ -110,7 +111,8 @@ class LoopView:
 class Monitor:
     """Course monitoring for any loop: call :meth:`step` once per optimizer step.
 
-    ``out``: the run folder (``metrics.jsonl``; ``tensorboard/`` with ``tensorboard=True``).
+    ``out``: the run folder (``metrics.jsonl``; ``tensorboard/`` with ``tensorboard=True``, with activation and
+    gradient histograms every ``histogram_every`` steps -- ``None`` for none).
     ``grouping``: parameter name -> group for ``grad_norm/<group>`` (default: the top-level module).
     ``doctor=True`` runs the live doctor every ``log_every * 10`` steps and prints new findings on stderr;
     a label in ``stop_on`` sets :attr:`should_stop`. ``loss_floor``, ``vocab_size`` and ``steps_per_epoch``
@@ -120,10 +122,12 @@ class Monitor:
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, out: str | Path,
                  log_every: int = 10, tensorboard: bool = False, doctor: bool = False, stop_on=(),
                  grouping: Grouping = module_group, steps: int | None = None, loss_floor: float | None = None,
-                 vocab_size: int | None = None, steps_per_epoch: int | None = None):
+                 vocab_size: int | None = None, steps_per_epoch: int | None = None,
+                 histogram_every: int | None = HISTOGRAM_EVERY):
         if not isinstance(log_every, int) or log_every < 1:
             raise ValueError(f"log_every must be a positive integer, got {log_every!r}")
-        callbacks = [*metric_callbacks(grouping), *writer_callbacks(out, (2, 3) if tensorboard else (3,))]
+        callbacks = [*metric_callbacks(grouping),
+                     *writer_callbacks(out, (2, 3) if tensorboard else (3,), histogram_every=histogram_every)]
         if doctor or stop_on:
             callbacks.append(DoctorCallback(stop_on, stream=sys.stderr if doctor else None))
         corpus = SimpleNamespace(loss_floor=loss_floor, tokenizer=SimpleNamespace(vocab_size=vocab_size))

@@ -14,7 +14,7 @@ Logging levels (one module each in :mod:`chapters.logging_levels`):
 ====  =================================  ==========================================
 0     ``print``                          standard output, nothing kept
 1     ``logging`` (+ the tqdm bar)       console and ``run_dir/train.log``, rank 0 only
-2     TensorBoard (W&B optional)         ``run_dir/tensorboard/`` (``run_dir/wandb/``)
+2     TensorBoard (W&B optional)         ``run_dir/tensorboard/`` (``run_dir/wandb/``), with histograms
 3     JSON Lines                         ``run_dir/metrics.jsonl`` (the contract)
 ====  =================================  ==========================================
 
@@ -30,6 +30,7 @@ from pathlib import Path
 from chapters.core.callbacks import Callback
 from chapters.logging_levels.level0_print import PrintLogger
 from chapters.logging_levels.level1_logging import LoggingLogger
+from chapters.logging_levels.level2_histograms import HISTOGRAM_EVERY, LayerHistograms
 from chapters.logging_levels.level2_tensorboard import TensorBoardLogger, WandbLogger, wandb_available
 from chapters.records.jsonl import JsonlLogger
 from chapters.metrics.first_nonfinite import FirstNonFinite
@@ -64,8 +65,9 @@ def metric_callbacks(grouping: Grouping = gpt_group) -> list[Callback]:
 
 
 def writer_callbacks(run_dir: str | Path, levels=DEFAULT_LEVELS, wandb: bool = False,
-                     console: bool = True) -> list[Callback]:
-    """The writing callbacks for ``levels``, lowest level first. ``console=False`` keeps Level 1 to its file."""
+                     console: bool = True, histogram_every: int | None = HISTOGRAM_EVERY) -> list[Callback]:
+    """The writing callbacks for ``levels``, lowest level first. ``console=False`` keeps Level 1 to its file;
+    at Level 2, activation and gradient histograms every ``histogram_every`` steps (``None``: none)."""
     run_dir = Path(run_dir)
     writers: list[Callback] = []
     if 0 in levels:
@@ -73,7 +75,10 @@ def writer_callbacks(run_dir: str | Path, levels=DEFAULT_LEVELS, wandb: bool = F
     if 1 in levels:
         writers.append(LoggingLogger(run_dir, console=console))
     if 2 in levels:
-        writers.append(TensorBoardLogger(run_dir))
+        tensorboard = TensorBoardLogger(run_dir)
+        writers.append(tensorboard)
+        if histogram_every:
+            writers.append(LayerHistograms(tensorboard, histogram_every))
         if wandb and wandb_available():
             writers.append(WandbLogger(run_dir))
         elif wandb:
@@ -84,9 +89,10 @@ def writer_callbacks(run_dir: str | Path, levels=DEFAULT_LEVELS, wandb: bool = F
 
 
 def monitoring_callbacks(run_dir: str | Path, levels=DEFAULT_LEVELS, grouping: Grouping = gpt_group,
-                         wandb: bool = False, console: bool = True) -> list[Callback]:
+                         wandb: bool = False, console: bool = True,
+                         histogram_every: int | None = HISTOGRAM_EVERY) -> list[Callback]:
     """Every measuring callback and the writers for ``levels`` (any of 0-3)."""
     unknown = set(levels) - set(LEVELS)
     if unknown:
         raise ValueError(f"unknown log levels {sorted(unknown)} (accepted: 0, 1, 2, 3)")
-    return [*metric_callbacks(grouping), *writer_callbacks(run_dir, levels, wandb, console)]
+    return [*metric_callbacks(grouping), *writer_callbacks(run_dir, levels, wandb, console, histogram_every)]

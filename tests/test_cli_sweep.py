@@ -125,6 +125,11 @@ ARGUMENT_CASES = [
     (["replay", ""], "empty path"),
     (["check", "03_nan", ""], "empty path"),
     (["ckpt", "dance", "d"], "invalid choice"),
+    (["compare", "", "b"], "empty path"),
+    (["compare", "a"], "RUN"),
+    (["compare", "no/such/a", "no/such/b"], "no/such/a"),
+    (["compare", "config.json", "config.json"], "config.json"),
+    (["compare", "a", "b", "--note", "why"], "--log"),
 ]
 
 

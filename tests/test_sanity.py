@@ -73,3 +73,22 @@ def test_clinic_sanity_exit_codes():
     assert [line.split()[0] for line in done.stdout.splitlines()] == ["PASS"] * 4
     bad = clinic("sanity", "--preset", "huge")
     assert bad.returncode == 2 and "invalid choice" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_handing_in_clinic_sanitys_own_checks_is_a_borrowed_answer():
+    """06_overfitting grades the loss at init and overfit-one-batch: this module is the course's answer to both,
+    so an answer cell that calls it scores 0 under ``clinic grade`` (the static rule of docs/grading.md)."""
+    from autograder import course_answers
+    from autograder.course import Course
+    from autograder.notebook import answer_cells, grade_id
+
+    notebook = Course.find().source_notebook("06_overfitting")
+    borrowed = {"init_loss_report": "    from chapters.sanity.checks import check_init_loss\n"
+                                    "    return check_init_loss(model, batch)\n",
+                "overfit_one_batch": "    from chapters.sanity import checks\n"
+                                     "    return checks.check_overfit_one_batch(model, batch)\n"}
+    for cell in answer_cells(notebook):
+        if grade_id(cell) in borrowed:
+            cell.source = cell.source.split("    ### BEGIN SOLUTION")[0] + borrowed[grade_id(cell)]
+    assert course_answers.used("06_overfitting", notebook) == {
+        "06_overfitting.init_loss": {"check_init_loss"}, "06_overfitting.overfit_one_batch": {"check_overfit_one_batch"}}

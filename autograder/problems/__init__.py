@@ -1,4 +1,5 @@
-"""One module per assignment, each registering its checks with ``@register``.
+"""One module per assignment (or per topic of one: ``sanity`` is 06's first two problems), each registering its
+checks with ``@register``.
 
 Importing this package imports every module in it, so adding an assignment's checks is adding one file.
 """

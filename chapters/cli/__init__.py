@@ -24,12 +24,12 @@ import warnings
 from pathlib import Path
 
 import chapters
-from chapters.cli import (check, ckpt, course, diagnose, estimate_memory, grade, plot, replay, reproduce, sanity,
-                          train)
+from chapters.cli import (check, ckpt, compare, course, diagnose, estimate_memory, grade, plot, replay, reproduce,
+                          sanity, train)
 from chapters.core import distributed, interrupts
 from chapters.errors import UsageError
 
-VERBS = [train, reproduce, replay, diagnose, plot, ckpt, sanity, estimate_memory, check, grade, course]
+VERBS = [train, reproduce, replay, diagnose, plot, compare, ckpt, sanity, estimate_memory, check, grade, course]
 
 USAGE_ERROR = 2
 FAILED = 1

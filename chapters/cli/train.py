@@ -25,6 +25,7 @@ from chapters.core.trainer import PRECISIONS
 from chapters.doctor.live import DoctorCallback
 from chapters.errors import CheckpointError, CheckpointIndexError, DataError, DeviceError, UsageError
 from chapters.logging_levels.level0_print import PrintLogger
+from chapters.logging_levels.level2_histograms import HISTOGRAM_EVERY
 from chapters.monitoring import DEFAULT_LEVELS, monitoring_callbacks
 
 LOCK_NAME = ".clinic-train.lock"  # held by the run writing to a directory, for the run's whole life
@@ -55,6 +56,9 @@ def add_parser(verbs) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar (and no Level 1 console lines)")
     parser.add_argument("--wandb", action="store_true",
                         help="with --log-level 2: also log to Weights & Biases, offline (needs `pip install wandb`)")
+    parser.add_argument("--histogram-every", type=non_negative_int, metavar="N",
+                        help=f"with --log-level 2: activation and gradient histograms every N steps "
+                             f"(default {HISTOGRAM_EVERY}; 0: none)")
     parser.add_argument("--stop-on", type=doctor_labels, default=(), metavar="LABEL[,LABEL]",
                         help="stop when the doctor finds one of these (e.g. nan_loss); see docs/doctor.md")
     parser.add_argument("--ckpt-dir", type=writable_dir, help="save checkpoints here (top-K by val_loss + latest)")
@@ -109,6 +113,8 @@ def train(args, corpus, ranks: distributed.Ranks) -> int:
 
     if args.wandb and 2 not in args.log_level:
         raise UsageError("--wandb logs beside TensorBoard: add level 2 (e.g. --log-level 2,3)")
+    if args.histogram_every is not None and 2 not in args.log_level:
+        raise UsageError("--histogram-every draws TensorBoard histograms: add level 2 (e.g. --log-level 2,3)")
     chosen = {"steps": args.steps, "lr": args.lr, "batch_size": args.batch_size, "warmup_steps": args.warmup_steps,
               "eval_every": args.eval_every, "log_every": args.log_every}
     config = preset_config(
@@ -135,7 +141,9 @@ def train_locked(args, corpus, ranks: distributed.Ranks, config, out: Path) -> i
     history = History()
     # Level 0 prints, which would break the progress bar.
     levels = tuple(sorted({*args.log_level, 0})) if args.log_all_ranks else args.log_level
-    callbacks = [*monitoring_callbacks(out, levels, wandb=args.wandb, console=not args.quiet), history,
+    histogram_every = HISTOGRAM_EVERY if args.histogram_every is None else args.histogram_every
+    callbacks = [*monitoring_callbacks(out, levels, wandb=args.wandb, console=not args.quiet,
+                                       histogram_every=histogram_every), history,
                  ProgressBar(disable=args.quiet or 0 in levels)]
     for callback in callbacks:
         if args.log_all_ranks and isinstance(callback, PrintLogger):

@@ -75,11 +75,12 @@ class MLP(nn.Module):
     def __init__(self, config: GPTConfig):
         super().__init__()
         self.up = nn.Linear(config.n_embd, 4 * config.n_embd)
+        self.act = nn.GELU()  # a module, not F.gelu, so a forward hook can see its output (Level-2 histograms)
         self.down = nn.Linear(4 * config.n_embd, config.n_embd)
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dropout(self.down(F.gelu(self.up(x))))
+        return self.dropout(self.down(self.act(self.up(x))))
 
 
 class Block(nn.Module):

@@ -11,6 +11,8 @@ How it is written here:
   ``metrics.jsonl``; a ``/`` in the name groups the tags into one section of the dashboard;
 * non-finite values are written as they are -- a NaN loss shows as NaN, not as a gap;
 * the run's configuration goes in once as a text table, and events (``nan``, ``oom``) as text too.
+* activation and gradient **histograms**, every 100 steps, come from :mod:`.level2_histograms`, which
+  writes them into this logger's event file.
 
 Trade-offs: event files are a binary format that needs TensorBoard's reader, and they are flushed every
 ``flush_secs`` (we use 10 s), so a crash can lose the last seconds. Machines should read Level 3.

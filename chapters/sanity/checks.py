@@ -14,7 +14,12 @@ one-line ``verdict``. They are ordered from cheapest to dearest:
 * **causal leakage**: the loss at position t must not depend on inputs after t. We ask autograd: the gradient
   of position t's loss with respect to every later input embedding must be exactly zero;
 * **overfit one batch**: a correct model and loop can memorise a handful of examples; if the loss does not
-  fall below 10 % of its start, the bug is in the code, not in the data or the scale.
+  fall below 10 % of its start, the problem is in the code or the model, not in the data or the scale. A loss
+  that barely moves is a bug (no gradient reaches the weights); one that falls, then stalls, is a model too
+  small for the batch -- the same check on a wider model tells the two apart. Dropout is off while memorising:
+  it is the one time regularisation is unwelcome.
+
+06_overfitting grades the init loss and overfit-one-batch as exercises (its sections 1 and 2).
 """
 
 from __future__ import annotations
@@ -112,8 +117,8 @@ def check_causal(model: GPT, seq_len: int | None = None) -> CheckResult:
 
 def check_overfit_one_batch(model: GPT, batch: dict, max_steps: int = 300, lr: float = 1e-2,
                             target_ratio: float = 0.1) -> CheckResult:
-    """Train on one batch only; pass when the loss falls below ``target_ratio`` x its start."""
-    model.train()
+    """Train on one batch only, dropout off; pass when the loss falls below ``target_ratio`` x its start."""
+    model.eval()  # eval mode only switches dropout off here: gradients flow as in training
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad] or [torch.zeros(1)], lr=lr)
     start = loss = None
     for step in range(1, max_steps + 1):
