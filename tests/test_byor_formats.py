@@ -12,7 +12,7 @@ from chapters.cli import main
 from chapters.errors import MetricsLogError
 from chapters.records.formats import (Renamer, contract_name, csv_log, hf_trainer, records_from_columns,
                                       split_by_kind, tensorboard)
-from chapters.records.formats.detect import detect, open_run
+from chapters.records.formats.detect import detect, load, open_run
 
 
 def write_events(folder, points):
@@ -104,6 +104,32 @@ def test_several_runs_are_listed_and_one_is_chosen(tmp_path, capsys):
     assert "as tensorboard" in captured.err and "train/loss -> train_loss" in captured.err
     assert main(["diagnose", str(tmp_path), "--run", "nope"]) == 2
     assert "no run is named" in capsys.readouterr().err
+
+
+def test_add_scalars_curves_are_read_with_their_run_not_as_runs(tmp_path, capsys):
+    """SummaryWriter.add_scalars("Loss", {"train": ..., "val": ...}) writes Loss_train/ and Loss_val/ folders."""
+    writer = SummaryWriter(str(tmp_path / "run"))
+    for step in range(1, 41):
+        writer.add_scalars("Loss", {"train": 3.0 - step / 20}, step)
+        if step % 10 == 0:
+            writer.add_scalars("Loss", {"val": 3.1 - step / 25}, step)
+        writer.add_scalar("lr", 1e-3, step)
+    writer.close()
+    assert sorted(path.name for path in (tmp_path / "run").iterdir() if path.is_dir()) == ["Loss_train", "Loss_val"]
+    assert tensorboard.list_runs(tmp_path) == ["run"]
+    log, _ = load(tmp_path / "run")
+    assert list(log.series("val_loss")) == pytest.approx([2.7, 2.3, 1.9, 1.5])
+    assert len(log.series("train_loss")) == 40
+    assert not any("backwards" in note for note in log.notes)  # train and eval rows in step order
+    assert main(["diagnose", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "Loss/train -> train_loss" in captured.err and "Loss_val/ read as the curve Loss/val" in captured.out
+
+
+def test_separate_runs_that_log_one_tag_stay_separate_runs(tmp_path):
+    for name in ("loss_lr3", "loss_lr1"):  # named <tag>_<something>, but <tag>/<something> is no contract key
+        write_events(tmp_path / name, {"loss": [(s, 2.0) for s in range(1, 10)]})
+    assert tensorboard.list_runs(tmp_path) == ["loss_lr1", "loss_lr3"]
 
 
 def test_hf_state_skips_the_summary_entry_and_reads_the_newest_checkpoint(tmp_path):

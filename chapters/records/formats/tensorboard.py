@@ -14,7 +14,11 @@ a step going back -- sends the whole run down the accumulator's path, so both al
 it). What the fast path gives up is the checksum: a flipped bit inside a value would go unnoticed.
 
 One directory may hold several runs (``runs/lr3e-3/``, ``runs/lr1e-2/``): each directory with event files
-in it is one run, :func:`list_runs` names them, and the caller chooses one (``--run``).
+in it is one run, :func:`list_runs` names them, and the caller chooses one (``--run``). One exception:
+``SummaryWriter.add_scalars("Loss", {"train": ..., "val": ...})``, the usual way to draw train and val on one
+chart, writes each curve into a folder of its own (``Loss_train/``, ``Loss_val/``) beside the run's event
+file, all under the tag ``Loss``. Those folders are curves of their parent's run, not runs: they are read
+with it, as ``Loss/train`` and ``Loss/val`` (see :func:`add_scalars_curve`).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import numpy as np
 from pathlib import Path
 
 from chapters.errors import MetricsLogError
-from chapters.records.formats import ForeignRun, Renamer, is_eval_key, run_start
+from chapters.records.formats import ForeignRun, Renamer, contract_name, is_eval_key, run_start
 
 EVENT_FILE = "events.out.tfevents.*"
 
@@ -36,7 +40,35 @@ def list_runs(root: Path) -> list[str]:
     if root.is_file():
         return ["."]
     folders = sorted({path.parent for path in root.rglob(EVENT_FILE) if path.is_file()})
+    if len(folders) > 1:  # add_scalars curves are read with the run they belong to
+        curves = {folder for folder in folders if add_scalars_curve(folder) is not None}
+        folders = sorted((set(folders) - curves) | {folder.parent for folder in curves})
     return [folder.relative_to(root).as_posix() for folder in folders]
+
+
+def add_scalars_curve(folder: Path) -> tuple[str, tuple[list, list]] | None:
+    """``("Loss/train", (steps, values))`` when ``folder`` is one curve that ``add_scalars`` split off, else None.
+
+    Such a folder holds exactly one tag, ``T``, and is named ``T_KEY`` (a ``/`` in the tag becomes ``_``).
+    Only a curve whose ``T/KEY`` names a contract key (``Loss/train``, ``loss/val``, ...) is taken: a run of
+    its own that happens to log a single tag (``loss_lr3/`` holding ``loss``) must stay a run.
+    """
+    scalars = _scalars(folder)
+    if len(scalars) != 1:
+        return None
+    [(tag, points)] = scalars.items()
+    prefix = tag.replace("/", "_") + "_"
+    key = folder.name[len(prefix):] if folder.name.startswith(prefix) else ""
+    if not key or contract_name(f"{tag}/{key}") is None:
+        return None
+    return f"{tag}/{key}", points
+
+
+def _scalars(folder: Path) -> dict[str, tuple[list[int], list[float]]]:
+    """Every scalar of the event files directly in ``folder`` (or of that one event file)."""
+    files = [folder] if folder.is_file() else sorted(folder.glob(EVENT_FILE))
+    scalars = _fast_scalars(files)
+    return _accumulated_scalars(folder) if scalars is None else scalars
 
 
 def choose_run(root: Path, run: str | None) -> Path:
@@ -59,17 +91,23 @@ def choose_run(root: Path, run: str | None) -> Path:
 def read(path: Path, run: str | None = None) -> ForeignRun:
     """The chosen run's scalars as contract records."""
     folder = choose_run(path, run)
-    files = [folder] if folder.is_file() else sorted(folder.glob(EVENT_FILE))
-    scalars = _fast_scalars(files)
-    if scalars is None:
-        scalars = _accumulated_scalars(folder)
+    scalars = _scalars(folder)
+    notes = []
+    if folder.is_dir():
+        for child in sorted(child for child in folder.iterdir() if child.is_dir() and any(child.glob(EVENT_FILE))):
+            curve = add_scalars_curve(child)
+            if curve is not None:
+                name, points = curve
+                scalars[name] = points
+                notes.append(f"{child.name}/ read as the curve {name} of this run (SummaryWriter.add_scalars)")
     if not scalars:
         raise MetricsLogError(f"{folder}: the event files hold no scalars")
     rename = Renamer(scalars)
     series = {rename(tag): points for tag, points in scalars.items()}
     count = sum(len(steps) for steps, _ in scalars.values())
     return ForeignRun("tensorboard", folder, [run_start("tensorboard", run=str(folder))],
-                      f"{len(scalars)} tags, {count} scalars; {rename.describe()}", columns=columns_of(series))
+                      f"{len(scalars)} tags, {count} scalars; {rename.describe()}", notes=notes,
+                      columns=columns_of(series))
 
 
 def columns_of(series: dict[str, tuple[list, list]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -105,7 +143,10 @@ def columns_of(series: dict[str, tuple[list, list]]) -> dict[str, tuple[np.ndarr
             column[offset:offset + len(part)][found] = values[where[found]]
             present[offset:offset + len(part)][found] = True
         columns[name] = column, present
-    return columns
+    # Rows in step order, a step's training row before its eval row -- the order our trainer writes them. Left
+    # as all training rows then all eval rows, the steps would go back once, which reads as a resumed run.
+    order = np.lexsort((np.r_[np.zeros(len(train_rows)), np.ones(len(eval_rows))], rows))
+    return {name: (values[order], present[order]) for name, (values, present) in columns.items()}
 
 
 def _accumulated_scalars(folder: Path) -> dict[str, tuple[list[int], list[float]]]:
