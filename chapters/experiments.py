@@ -121,7 +121,11 @@ class ExperimentLog:
 
     def record(self, run_dir: str | Path, baseline_dir: str | Path, note: str = "") -> dict:
         """Compare ``run_dir`` with ``baseline_dir`` and append the result (with ``note``: why you tried it)."""
-        entry = {"time": time.time(), **compare(baseline_dir, run_dir).to_json(), "note": note}
+        return self.append(compare(baseline_dir, run_dir), note)
+
+    def append(self, comparison: Comparison, note: str = "") -> dict:
+        """Append a comparison already made (``clinic compare --log`` prints it too)."""
+        entry = {"time": time.time(), **comparison.to_json(), "note": note}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as file:  # append: earlier experiments are never rewritten
             file.write(json.dumps(entry) + "\n")

@@ -33,7 +33,7 @@ def run(args) -> int:
     except MetricsLogError as err:
         raise UsageError(err) from None
     if args.log:
-        ExperimentLog(args.log).record(args.run_dir, args.baseline, note=args.note)
+        ExperimentLog(args.log).append(comparison, note=args.note)
     if args.json:
         print(json.dumps(comparison.to_json()))
     else:
