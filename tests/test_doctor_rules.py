@@ -338,3 +338,12 @@ def test_thrashing_without_run_start_after_a_lucky_first_batch_is_still_oscillat
     loss = 1.3 * np.exp(rng.normal(0, 0.5, 600))
     loss[0] = 0.45
     assert labels(write_log(tmp_path, records(loss)))[:1] == ["oscillation"]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_independent_batch_noise_after_smoothing_is_not_regular_swings(tmp_path, seed):
+    # +-30 % batch noise on a healthy fall, no run_start: the residual around a short rolling median is
+    # anti-correlated (about -0.4) even though the noise is independent; only the shuffled comparison knows.
+    rng = np.random.default_rng(100 + seed)
+    loss = learning_curve(100, rng, start=2.3, end=0.9, noise=0.3)  # 100 records: a window of 5
+    assert labels(write_log(tmp_path, records(loss))) == []

@@ -2,9 +2,12 @@
 
 Statistic: in the second half of the run, the residual of log(train loss) around its rolling median
 (``r``), summarised by its typical size (median ``|r|``, the *swing*) and by how regular it is (the lag-1
-autocorrelation of ``r``). Threshold: swing above ``SWING`` and ``|autocorrelation|`` above ``MIN_ACF``.
+autocorrelation of ``r``). Threshold: swing above ``SWING``, and the autocorrelation outside what the
+same residuals in 20 random orders give, by at least ``MIN_ACF`` from their median (:func:`shuffled_acf`).
 Why both: small batches make every record noisy, but that noise is independent from one record to the
-next (autocorrelation near 0). A learning rate too high for the curvature makes the loss bounce between
+next -- which after a short rolling median does *not* read as an autocorrelation of 0 (about -0.4: until
+2026-12-01 a fixed threshold on it called every heavily noisy small-batch run oscillating), hence the
+comparison with the shuffled residuals, a permutation test. A learning rate too high for the curvature makes the loss bounce between
 the walls of a valley -- up, down, up (strongly negative autocorrelation) -- or surge and recover over a
 few records (positive).
 
@@ -80,7 +83,8 @@ from chapters.doctor.schedule import climb_start, lr_ever_raised, lr_raised
 from chapters.doctor.signals import curve, first_sustained, noise_scale, reference_level, smooth, tail, window_for
 
 SWING = 0.1
-MIN_ACF = 0.3
+MIN_ACF = 0.3  # beyond what the same swings in random order show (shuffled_acf)
+SHUFFLES = 20  # the real order beyond all 20 random orders, and by MIN_ACF beyond their median
 BOUNCE = 1.3
 FELL_BACK = 0.9
 MIN_THRASH = 0.1  # per-record scale of log-loss swings: about +-10 % from one record to the next
@@ -188,14 +192,37 @@ def val_thrashing(run, reference: float) -> list[Finding]:
 
 
 def regular_swings(loss: pd.Series) -> list[Finding]:
-    """Large swings around the trend in the second half, correlated from one record to the next."""
+    """Large swings around the trend in the second half, correlated from one record to the next by more
+    than independent noise would be after the same smoothing (:func:`shuffled_acf`)."""
     log_loss = np.log(loss)
-    residual = (log_loss - smooth(log_loss, window_for(len(loss), 0.05, 5))).iloc[len(loss) // 2:]
+    trend = smooth(log_loss, window_for(len(loss), 0.05, 5))
+    residual = (log_loss - trend).iloc[len(loss) // 2:]
     swing = float(residual.abs().median())
-    acf = float(residual.autocorr(1)) if residual.std() > 0 else 0.0
-    if swing < SWING or not abs(acf) >= MIN_ACF:
+    if swing < SWING or residual.std() == 0:
+        return []
+    acf = float(residual.autocorr(1))
+    chance = shuffled_acf(log_loss, trend, len(loss) // 2)
+    if not (acf < chance.min() or acf > chance.max()) or abs(acf - float(np.median(chance))) < MIN_ACF:
         return []
     return [Finding("oscillation", confidence(0.6, swing / SWING), int(residual.index[0]),
                     f"in the second half the loss swings by {np.expm1(swing):.0%} around its trend, and the "
-                    f"swings are regular (lag-1 autocorrelation {acf:+.2f}), not independent batch noise",
+                    f"swings are regular (lag-1 autocorrelation {acf:+.2f}; the same swings in random order "
+                    f"give {float(np.median(chance)):+.2f}), not independent batch noise",
                     fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
+
+
+def shuffled_acf(log_loss: pd.Series, trend: pd.Series, start: int) -> np.ndarray:
+    """The lag-1 autocorrelation the residuals would have if they were independent: put them back on the
+    trend in random order (``SHUFFLES`` times, a fixed seed: the doctor is deterministic), smooth again and
+    measure as for the real curve. Why not compare with 0: a residual around a short rolling median is
+    anti-correlated even for pure noise (a high record pulls its neighbours' median up: about -0.4 with a
+    window of 5), so a fixed threshold on it flags every noisy small-batch run."""
+    rng = np.random.default_rng(0)
+    residual = (log_loss - trend).to_numpy()
+    window = window_for(len(log_loss), 0.05, 5)
+    draws = []
+    for _ in range(SHUFFLES):
+        shuffled = pd.Series(trend.to_numpy() + rng.permutation(residual), index=log_loss.index)
+        again = (shuffled - smooth(shuffled, window)).iloc[start:]
+        draws.append(float(again.autocorr(1)) if again.std() > 0 else 0.0)
+    return np.array(draws)
