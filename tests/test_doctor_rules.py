@@ -347,3 +347,23 @@ def test_independent_batch_noise_after_smoothing_is_not_regular_swings(tmp_path,
     rng = np.random.default_rng(100 + seed)
     loss = learning_curve(100, rng, start=2.3, end=0.9, noise=0.3)  # 100 records: a window of 5
     assert labels(write_log(tmp_path, records(loss))) == []
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_lucky_minimum_of_a_noisy_validation_loss_is_not_overfitting(tmp_path, seed):
+    # Val on a few random batches: +-10 % per evaluation around a falling curve. The lowest of 60 such
+    # evaluations is a lucky one; the last ones sit above it by about 10-15 % by chance alone.
+    rng = np.random.default_rng(200 + seed)
+    loss = learning_curve(600, rng, start=2.3, end=0.8, noise=0.2)
+    val = learning_curve(60, rng, start=2.3, end=0.85, noise=0.1)
+    rows = records(loss) + evals(val, every=100)
+    assert "overfitting" not in labels(write_log(tmp_path, rows))
+
+
+def test_a_validation_loss_that_turns_up_well_beyond_its_noise_is_overfitting(tmp_path):
+    rng = np.random.default_rng(13)
+    loss = learning_curve(600, rng, start=2.3, end=0.2, noise=0.2)
+    t = np.arange(60)
+    val = (0.9 + 1.4 * np.exp(-t / 10) + 0.02 * np.maximum(t - 20, 0)) * np.exp(rng.normal(0, 0.1, 60))
+    rows = records(loss) + evals(val, every=100)
+    assert labels(write_log(tmp_path, rows))[:1] == ["overfitting"]

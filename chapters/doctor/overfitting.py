@@ -4,23 +4,34 @@ Statistic: Prechelt's *generalization loss* GL = val / min(val so far) - 1, the 
 rolling median of three evaluations ("Early stopping -- but
 when?", 1998), on the last evaluations (median of the last three after the minimum), together with the
 train loss over the same stretch. Threshold: GL above ``MIN_RISE`` (10 %; Prechelt's stopping criteria use
-GL of a few percent, we ask for more to stay quiet on noisy evaluations), at least two evaluations after the
+GL of a few percent, we ask for more to stay quiet on noisy evaluations) *and* above ``RISE_UNITS`` (3)
+evaluation noise scales (:func:`signals.noise_scale` of log val_loss), at least two evaluations after the
 minimum, and train loss not higher than at the minimum -- at the end, and with no climb in between (its
 rolling median never rises above its own running minimum by more than ``reference.RISE - 1`` times the
 untrained reference, :func:`signals.reference_level`: half of what the run had learned and more, given
 back). Why both: val rising with train rising is
 divergence; val rising while train falls is the model memorising its training set. Why in between too: a
 run thrown out by a learning rate too high and brought back by a decaying schedule ends with train low
-again and val still high -- the val rise came with a train rise, which memorising never shows.
+again and val still high -- the val rise came with a train rise, which memorising never shows. Why in
+noise units too: a validation loss measured on a few random batches is as noisy as training (+-10 % per
+evaluation is common), and the minimum of many noisy evaluations is a lucky one -- over a hundred
+evaluations the lowest median of three lies about 1.7 noise scales below the truth, and the last median of
+three can lie 1.3 above it by chance: 3 scales together. A fixed validation set (noise under 1 %) keeps the
+10 %.
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from chapters.doctor.reference import RISE
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import curve, reference_level, smooth, window_for
+from chapters.doctor.signals import curve, noise_scale, reference_level, smooth, window_for
 
 MIN_RISE = 0.1
+RISE_UNITS = 3.0
 LESSON = "docs/doctor.md#overfitting"
 
 
@@ -29,7 +40,7 @@ def check(run) -> list[Finding]:
     if len(val) < 4 or run.nonfinite["val_loss"].any():
         return []
     # The minimum of noisy evaluations is biased low (one lucky eval); the minimum of a rolling median of
-    # three is not.
+    # three much less so -- the rest is what RISE_UNITS covers.
     smoothed = smooth(val, 3)
     best_step = smoothed.idxmin()
     best = float(smoothed.min())
@@ -38,7 +49,8 @@ def check(run) -> list[Finding]:
         return []
     late = float(after.iloc[-3:].median())
     rise = late / best - 1
-    if rise < MIN_RISE:
+    noise = noise_scale(np.log(val[val > 0]))
+    if rise < MIN_RISE or math.log1p(rise) < RISE_UNITS * noise:
         return []
     train = run.curve("train_loss")
     evidence = f"val loss rose {rise:.0%} from its minimum {best:.4g} at step {int(best_step)}"
