@@ -18,10 +18,13 @@ the course's one periodicity statistic, which exercise 05's judge uses too.
 The epoch comes from ``run_start.steps_per_epoch``, fractional ``epoch`` values, or epoch changes. Records
 need not fill every phase in every epoch: with a logging interval that does not divide the epoch, the
 phases of successive epochs interleave and the pooled bins fill up (a short epoch logged a few times).
-When the log says nothing about epochs, the period is *found*: the lag (in records, at least
+When the log says nothing about epochs -- or the declared epoch shows no repeating shape -- the period is
+*found*: the lag (in records, at least
 ``MIN_PERIOD``) where the autocorrelation of the detrended log loss peaks, at least ``MIN_ACF`` and
 repeated at twice the lag; the same split-half test then decides, and the shape must swing the loss by
-``MIN_FOUND_SWING`` -- with no declared epoch to vouch for it, a small wobble is not enough.
+``MIN_FOUND_SWING`` -- with no declared epoch to vouch for it, a small wobble is not enough. Why look for a
+period even when an epoch is declared: data sorted by class repeats once per *class block*, several times
+an epoch (ten classes, ten teeth); averaged into eight phase bins of the epoch, the teeth cancel out.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-11-30): no_shuffle
 15/18 top-1; all labels 203/243, 2/90 false alarms (docs/doctor.md).
@@ -53,13 +56,15 @@ def check(run) -> list[Finding]:
     frame = frame[np.isfinite(frame["train_loss"]) & (frame["train_loss"] > 0)].reset_index(drop=True)
     if len(frame) < 16:
         return []
+    log_loss = np.log(frame["train_loss"].to_numpy())
     phase, epoch = _declared_phase(frame, run.info("steps_per_epoch"))
-    found = phase is None
-    if found:
+    shape = _split_half(log_loss, phase, epoch) if phase is not None else None
+    found = shape is None or not shape.repeats
+    if found:  # no epoch declared, or its shape does not repeat: class-sorted data repeats once per *class*
         phase, epoch = _found_phase(frame)
         if phase is None:
             return []
-    shape = _split_half(np.log(frame["train_loss"].to_numpy()), phase, epoch)
+        shape = _split_half(log_loss, phase, epoch)
     if shape is None or not shape.repeats or (found and shape.swing < MIN_FOUND_SWING):
         return []
     how = "a period found in the data" if found else "the declared epoch"
