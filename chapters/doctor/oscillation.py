@@ -162,12 +162,16 @@ def rose_from_first(run, loss: pd.Series, level: float) -> bool:
 
 
 def val_moves(run) -> bool:
-    """Does the validation loss move by ``VAL_MOVES`` or more per evaluation? (True when too few evals.)"""
+    """Does the validation loss jump about by ``VAL_MOVES`` or more per evaluation? (True when too few evals.)
+
+    The jumps are measured around the trend (:func:`signals.jitter_scale`): a slow healthy run that takes
+    its fixed validation set down by a steady 1 % per evaluation is learning, not thrashing (a noisy
+    small-batch encoder doing exactly that was called oscillation until 2026-12-01)."""
     val = curve(run.evals, "val_loss")
     val = val[val > 0]
     if len(val) < 4:
         return True
-    return noise_scale(np.log(val.iloc[len(val) // 4:])) >= VAL_MOVES
+    return signals.jitter_scale(np.log(val.iloc[len(val) // 4:])) >= VAL_MOVES
 
 
 def val_thrashing(run, reference: float) -> list[Finding]:

@@ -65,6 +65,18 @@ def noise_scale(values: pd.Series) -> float:
     return float(1.4826 * np.median(np.abs(differences)) / math.sqrt(2))
 
 
+def jitter_scale(values: pd.Series) -> float:
+    """Like :func:`noise_scale`, but around a steady trend: the consecutive differences minus their median.
+
+    A curve that falls by the same 1 % every record has a ``noise_scale`` of about 1 % and no jitter at all;
+    use this where "does it jump about?" must not be answered yes by a steady descent."""
+    differences = np.diff(values.to_numpy(dtype=float))
+    differences = differences[np.isfinite(differences)]
+    if len(differences) == 0:
+        return 0.0
+    return float(1.4826 * np.median(np.abs(differences - np.median(differences))) / math.sqrt(2))
+
+
 def trend_z(values: pd.Series) -> float:
     """Mann-Kendall trend statistic of ``values``, as a standard normal score (negative: falling).
 
