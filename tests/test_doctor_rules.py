@@ -389,3 +389,16 @@ def test_a_slow_noisy_run_whose_validation_loss_falls_steadily_is_not_oscillatio
     val = 1.37 * 0.99 ** np.arange(20)
     rows = records(loss) + evals(val, every=30)
     assert "oscillation" not in labels(write_log(tmp_path, rows, start={"num_classes": 4}))
+
+
+@pytest.mark.parametrize("val_fall, label", [(0.07, None), (0.004, "loss_plateau")])
+def test_a_validation_loss_still_falling_is_slow_learning_not_a_plateau(tmp_path, val_fall, label):
+    # Small-batch noise (+-10 %) around a train loss that barely moves by its first batches' measure (its
+    # smoothed best 2-8 % below ln V); the fixed validation set shows what is happening. 7 % off over the
+    # run: learning, slowly. 0.4 %: a learning rate far too small, a plateau.
+    rng = np.random.default_rng(16)
+    loss = np.linspace(2.48, 2.48 * 0.98, 600) * np.exp(rng.normal(0, 0.1, 600))
+    val = 2.47 * (1 - val_fall) ** (np.arange(20) / 19)
+    rows = records(loss) + evals(val, every=30)
+    found = labels(write_log(tmp_path, rows, start={"vocab_size": 12}))
+    assert (found[:1] or [None]) == [label]
