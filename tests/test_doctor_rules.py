@@ -403,17 +403,3 @@ def test_a_validation_loss_still_falling_is_slow_learning_not_a_plateau(tmp_path
     found = labels(write_log(tmp_path, rows, start={"vocab_size": 12}))
     assert (found[:1] or [None]) == [label]
 
-
-def test_a_regression_on_tiny_steps_is_a_plateau_however_its_batches_swing(tmp_path):
-    # Squared error differs from batch to batch by the targets alone: +-30 % per record around a level that
-    # does not move, so the smoothed minimum lies well below the start by luck. Learning needs the drop to
-    # beat the curve's own noise; the fixed validation set (0.03 % over the run) agrees. Pure noise has
-    # lucky stretches, so this is a power test over 20 seeds: 18 of them plateau now, 2 did with the 10 %
-    # alone.
-    named = 0
-    for seed in range(20):
-        rng = np.random.default_rng(300 + seed)
-        loss = 11.0 * np.exp(rng.normal(0, 0.3, 180))
-        rows = records(loss) + evals(10.32 - 0.0002 * np.arange(15), every=120)
-        named += labels(write_log(tmp_path, rows))[:1] == ["loss_plateau"]
-    assert named >= 14

@@ -3,7 +3,8 @@
 Statistic: in the second half of the run, the residual of log(train loss) around its rolling median
 (``r``), summarised by its typical size (median ``|r|``, the *swing*) and by how regular it is (the lag-1
 autocorrelation of ``r``). Threshold: swing above ``SWING``, and the autocorrelation outside what the
-same residuals in 20 random orders give, by at least ``MIN_ACF`` from their median (:func:`shuffled_acf`).
+same residuals in 20 random orders give, by at least ``MIN_ACF`` from their median and by 3 standard errors
+(3 / sqrt(n): an autocorrelation of 15 points wanders by 0.26 by chance) (:func:`shuffled_acf`).
 Why both: small batches make every record noisy, but that noise is independent from one record to the
 next -- which after a short rolling median does *not* read as an autocorrelation of 0 (about -0.4: until
 2026-12-01 a fixed threshold on it called every heavily noisy small-batch run oscillating), hence the
@@ -206,7 +207,8 @@ def regular_swings(loss: pd.Series) -> list[Finding]:
         return []
     acf = float(residual.autocorr(1))
     chance = shuffled_acf(log_loss, trend, len(loss) // 2)
-    if not (acf < chance.min() or acf > chance.max()) or abs(acf - float(np.median(chance))) < MIN_ACF:
+    beyond = max(MIN_ACF, 3 / math.sqrt(len(residual)))  # 3 standard errors of an autocorrelation of n points
+    if not (acf < chance.min() or acf > chance.max()) or abs(acf - float(np.median(chance))) < beyond:
         return []
     return [Finding("oscillation", confidence(0.6, swing / SWING), int(residual.index[0]),
                     f"in the second half the loss swings by {np.expm1(swing):.0%} around its trend, and the "

@@ -82,7 +82,7 @@ def check(run) -> list[Finding]:
         return []  # at the floor: converged, not stuck
     start = max(start, float(loss.iloc[:window_for(len(loss))].median()))  # a lucky first batch is no start
     drop = (start - best) / start
-    if learned(loss, start, best) or val_still_falling(run):
+    if drop >= MIN_DROP or val_still_falling(run):
         return []
     evidence = (f"train loss went from {start:.4g} to at best {best:.4g} ({drop:.1%} lower) over "
                 f"{int(loss.index[-1] - loss.index[0])} steps")
@@ -92,19 +92,6 @@ def check(run) -> list[Finding]:
                     fix=FIX,
                     experiment="overfit one batch: 100 steps on a single batch must drive its loss near 0",
                     lesson=LESSON)]
-
-
-def learned(loss: pd.Series, reference: float, best: float) -> bool:
-    """Did the smoothed loss get below the reference by ``MIN_DROP`` *and* by ``NOISE_UNITS`` of its own
-    noise? The one definition of "learned", shared by the never-learned test and :func:`relapse`.
-
-    Why the noise too: the best of a noisy smoothed curve is a lucky stretch. A regression's squared error
-    differs from batch to batch by the targets alone (+-30 % per record); its smoothed minimum sat 17 %
-    below the start while the fixed validation set moved by 0.03 % -- a learning rate far too small, which
-    the 10 % alone called learning until 2026-12-01."""
-    window = window_for(len(loss))
-    noise = noise_scale(np.log(loss)) / math.sqrt(window)  # of the smoothed log loss
-    return best <= reference * min(1 - MIN_DROP, math.exp(-signals.NOISE_UNITS * noise))
 
 
 def val_still_falling(run) -> bool:
@@ -135,9 +122,11 @@ def relapse(loss: pd.Series, reference: float):
     """
     if len(loss) < 12 or reference <= 0:
         return None
-    smoothed = smooth(loss, window_for(len(loss)))
+    window = window_for(len(loss))
+    smoothed = smooth(loss, window)
     best_step, best = smoothed.idxmin(), float(smoothed.min())
-    if not learned(loss, reference, best):
+    noise = noise_scale(np.log(loss)) / math.sqrt(window)  # of the smoothed log loss
+    if best > reference * min(1 - MIN_DROP, math.exp(-signals.NOISE_UNITS * noise)):
         return None  # never learned: nothing to give back
     back = best + GAVE_BACK * (reference - best)
     after = smoothed.loc[best_step:]
