@@ -7,8 +7,10 @@ keeps the within-epoch shape); each record's residual divided by its epoch's spr
 equally: the *shape* repeats, its *size* does not -- it shrinks as the learning rate decays, and a few
 epochs of violent forgetting would otherwise decide it alone); then the mean scaled residual per phase bin
 (position within the epoch), separately for even and for odd epochs, compared by Pearson correlation.
-Threshold: correlation above ``MIN_CORRELATION`` for the number of bins (8 bins: 0.65, which two independent
-8-point profiles reach by chance ~4 % of the time; 4 bins: 0.9, the same chance), a shape that explains at
+Threshold: correlation above ``MIN_CORRELATION`` for the number of bins (8 bins: 0.8, which two independent
+8-point profiles reach by chance about 1 % of the time; 4 bins: 0.98, the same chance -- 0.65 and 0.9, about
+4 %, until 2026-12-01: the smooth leftovers of a falling trend in one or two epochs are not independent
+noise, and cleared that on noisy healthy runs), a shape that explains at
 least ``MIN_SHARE`` of the (scaled) residual variance and twice what bin means explain of pure noise
 ((bins - 1) / (records - 1): few records per bin fit noise too), and at least ``MIN_EPOCHS`` epochs. Why split halves: a random
 shape can look periodic once; the same shape in two independent sets of epochs is not noise. The statistic
@@ -26,8 +28,10 @@ repeated at twice the lag; the same split-half test then decides, and the shape 
 period even when an epoch is declared: data sorted by class repeats once per *class block*, several times
 an epoch (ten classes, ten teeth); averaged into eight phase bins of the epoch, the teeth cancel out.
 
-Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-11-30): no_shuffle
-15/18 top-1; all labels 203/243, 2/90 false alarms (docs/doctor.md).
+Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): no_shuffle
+15/18 top-1; all labels 218/243, 1/90 false alarms; constructed class-sorted shapes
+(``bench/doctor_shapes.py``) 30/30, no ``no_shuffle`` false alarm on 200 short noisy healthy logs (6 before
+the stricter correlation) (docs/doctor.md).
 """
 
 from __future__ import annotations

@@ -64,7 +64,8 @@ starts at 0.6, below ``divergence``'s: a run thrown up *and* swinging is diverge
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): oscillation
 13/18 top-1 (9/18 before the validation statistic; all labels 218/243, 1/90 false alarms; fresh held-out set
-(seeds 5-6 / 5): 5/8, all labels 93/111, 3/40; the misses: runs whose loss swings no more than small
+(seed 8): all labels 83/96, 2/35; on 200 short noisy healthy logs 5 ``oscillation`` false alarms, 38 before
+the permutation test; the misses: runs whose loss swings no more than small
 batches explain, and runs thrown far above the untrained loss, which ``divergence`` or ``grad_explosion``
 claim) (docs/doctor.md).
 """

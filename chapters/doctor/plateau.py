@@ -29,7 +29,7 @@ an LR jump at the relapse, the learning rate is the cause and ``divergence`` rep
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): loss_plateau
 (never learned and dead network) 26/27 top-1; all labels 218/243, 1/90 false alarms; fresh held-out
-set (seeds 5-6 / 5): 93/111, 3/40 (docs/doctor.md).
+set (seed 8): 83/96, 2/35 -- both ``wave`` runs that never left ln K, which this rule names (docs/doctor.md).
 """
 
 from __future__ import annotations
