@@ -403,3 +403,16 @@ def test_a_validation_loss_still_falling_is_slow_learning_not_a_plateau(tmp_path
     found = labels(write_log(tmp_path, rows, start={"vocab_size": 12}))
     assert (found[:1] or [None]) == [label]
 
+
+
+def test_the_long_logs_trend_is_the_rolling_median_within_its_noise():
+    # Over EXACT_TREND records the found period's detrending medians 100 windows and interpolates between
+    # them (a rolling median an eighth of a million records wide takes a second): it must draw the same trend.
+    from chapters.doctor.no_shuffle import EXACT_TREND, _slow_trend
+
+    rng = np.random.default_rng(18)
+    count = 3 * EXACT_TREND
+    t = np.arange(count)
+    loss = np.log(0.5 + 2.0 * np.exp(-t / (count / 5))) + rng.normal(0, 0.1, count)
+    exact = pd.Series(loss).rolling(count // 8, center=True, min_periods=1).median().to_numpy()
+    assert np.abs(_slow_trend(loss, count // 8) - exact).max() < 0.02

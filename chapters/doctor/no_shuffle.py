@@ -48,6 +48,7 @@ MIN_SHARE = 0.1
 MIN_EPOCHS = 4  # epochs' worth of records: two even and two odd, so neither half rests on one epoch
 MIN_ACF = 0.5
 MIN_PERIOD = 8  # records: a shorter found period cannot be told from a logging artefact
+EXACT_TREND = 20_000  # records; above this the found period's detrending is interpolated (_slow_trend)
 MIN_FOUND_SWING = 0.1  # a found period must move the loss by 10 %: no declared epoch vouches for it
 LESSON = "docs/doctor.md#no_shuffle"
 
@@ -173,13 +174,25 @@ def _declared_phase(frame: pd.DataFrame, steps_per_epoch):
     return None, None
 
 
+def _slow_trend(loss: np.ndarray, window: int) -> np.ndarray:
+    """Centred rolling median ``window`` wide. On a long log (over ``EXACT_TREND`` records) it is evaluated
+    at 100 points (twelve a window) and interpolated between them: a window an eighth of the log wide moves
+    the median slowly, and a rolling median that wide over a million records takes a second."""
+    if len(loss) <= EXACT_TREND:
+        return pd.Series(loss).rolling(window, center=True, min_periods=1).median().to_numpy()
+    centres = np.linspace(0, len(loss) - 1, 100).astype(int)
+    half = window // 2
+    medians = [np.median(loss[max(0, c - half):c + half + 1]) for c in centres]
+    return np.interp(np.arange(len(loss)), centres, medians)
+
+
 def _found_phase(frame: pd.DataFrame):
     """The epoch found from the data: the lag where the detrended log loss's autocorrelation peaks."""
     loss = np.log(frame["train_loss"].to_numpy())
     count = len(loss)
     if count < 4 * MIN_EPOCHS * 2:
         return None, None
-    trend = pd.Series(loss).rolling(max(3, count // 8), center=True, min_periods=1).median().to_numpy()
+    trend = _slow_trend(loss, max(3, count // 8))
     residual = loss - trend
     residual = residual - residual.mean()
     size = 1 << int(np.ceil(np.log2(2 * count)))
