@@ -8,9 +8,9 @@ same residuals in 20 random orders give, by at least ``MIN_ACF`` from their medi
 Why both: small batches make every record noisy, but that noise is independent from one record to the
 next -- which after a short rolling median does *not* read as an autocorrelation of 0 (about -0.4: until
 2026-12-01 a fixed threshold on it called every heavily noisy small-batch run oscillating), hence the
-comparison with the shuffled residuals, a permutation test. A learning rate too high for the curvature makes the loss bounce between
-the walls of a valley -- up, down, up (strongly negative autocorrelation) -- or surge and recover over a
-few records (positive).
+comparison with the shuffled residuals, a permutation test. A learning rate too high for the curvature
+makes the loss bounce between the walls of a valley -- up, down, up (strongly negative autocorrelation) --
+or surge and recover over a few records (positive).
 
 A second statistic catches the one big swing: the smoothed loss (rolling median, as for ``divergence``)
 stays at or above ``BOUNCE`` x the untrained reference (:func:`signals.reference_level`; more on a noisy
