@@ -82,7 +82,7 @@ from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.plateau import relapse
 from chapters.doctor.reference import declared, log_noise, rise_limit
 from chapters.doctor.schedule import climb_start, lr_ever_raised, lr_raised
-from chapters.doctor.signals import curve, first_sustained, noise_scale, reference_level, smooth, tail, window_for
+from chapters.doctor.signals import first_sustained, noise_scale, reference_level, smooth, tail, window_for
 
 SWING = 0.1
 MIN_ACF = 0.3  # beyond what the same swings in random order show (shuffled_acf)
@@ -169,8 +169,7 @@ def val_moves(run) -> bool:
     The jumps are measured around the trend (:func:`signals.jitter_scale`): a slow healthy run that takes
     its fixed validation set down by a steady 1 % per evaluation is learning, not thrashing (a noisy
     small-batch encoder doing exactly that was called oscillation until 2026-12-01)."""
-    val = curve(run.evals, "val_loss")
-    val = val[val > 0]
+    val = signals.val_losses(run)
     if len(val) < 4:
         return True
     return signals.jitter_scale(np.log(val.iloc[len(val) // 4:])) >= VAL_MOVES
@@ -180,8 +179,7 @@ def val_thrashing(run, reference: float) -> list[Finding]:
     """The validation loss jumps by ``MIN_THRASH`` or more from one evaluation to the next over the second
     half of the evaluations, with no downward trend there (Mann-Kendall, :func:`signals.trend_z` > -1.96),
     and its median there still at least ``STUCK`` x the untrained reference (the run did not learn)."""
-    val = curve(run.evals, "val_loss")
-    val = val[val > 0]
+    val = signals.val_losses(run)
     if len(val) < MIN_EVALS:
         return []
     late = np.log(val.iloc[len(val) // 2:])
@@ -201,13 +199,14 @@ def regular_swings(loss: pd.Series) -> list[Finding]:
     """Large swings around the trend in the second half, correlated from one record to the next by more
     than independent noise would be after the same smoothing (:func:`shuffled_acf`)."""
     log_loss = np.log(loss)
-    trend = smooth(log_loss, window_for(len(loss), 0.05, 5))
+    window = window_for(len(loss), 0.05, 5)
+    trend = smooth(log_loss, window)
     residual = (log_loss - trend).iloc[len(loss) // 2:]
     swing = float(residual.abs().median())
     if swing < SWING or residual.std() == 0:
         return []
     acf = float(residual.autocorr(1))
-    chance = shuffled_acf(log_loss, trend, len(loss) // 2)
+    chance = shuffled_acf(log_loss, trend, window, len(loss) // 2)
     beyond = max(MIN_ACF, 3 / math.sqrt(len(residual)))  # 3 standard errors of an autocorrelation of n points
     if not (acf < chance.min() or acf > chance.max()) or abs(acf - float(np.median(chance))) < beyond:
         return []
@@ -218,15 +217,14 @@ def regular_swings(loss: pd.Series) -> list[Finding]:
                     fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
 
 
-def shuffled_acf(log_loss: pd.Series, trend: pd.Series, start: int) -> np.ndarray:
+def shuffled_acf(log_loss: pd.Series, trend: pd.Series, window: int, start: int) -> np.ndarray:
     """The lag-1 autocorrelation the residuals would have if they were independent: put them back on the
     trend in random order (``SHUFFLES`` times, a fixed seed: the doctor is deterministic), smooth again and
-    measure as for the real curve. Why not compare with 0: a residual around a short rolling median is
+    measure as for the real curve (the same rolling-median ``window``). Why not compare with 0: a residual around a short rolling median is
     anti-correlated even for pure noise (a high record pulls its neighbours' median up: about -0.4 with a
     window of 5), so a fixed threshold on it flags every noisy small-batch run."""
     rng = np.random.default_rng(0)
     residual = (log_loss - trend).to_numpy()
-    window = window_for(len(log_loss), 0.05, 5)
     draws = []
     for _ in range(SHUFFLES):
         shuffled = pd.Series(trend.to_numpy() + rng.permutation(residual), index=log_loss.index)

@@ -42,7 +42,7 @@ import math
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.schedule import lr_raised
-from chapters.doctor.signals import (blew_up, curve, first_sustained, noise_scale, reference_level, smooth,
+from chapters.doctor.signals import (blew_up, first_sustained, noise_scale, reference_level, smooth,
                                      tail, window_for)
 
 MIN_DROP = 0.1
@@ -107,8 +107,7 @@ def val_still_falling(run) -> bool:
     in the benchmark (under 1 % in most), where slow healthy runs took 7 % and more. The first evaluation
     comes after some training, so this fall is smaller than the train loss's from an untrained model:
     half of ``MIN_DROP``."""
-    val = curve(run.evals, "val_loss")
-    val = val[val > 0]
+    val = signals.val_losses(run)
     if len(val) < MIN_EVALS:
         return False
     return signals.trend_z(np.log(val)) <= -TREND_Z and float(val.iloc[-1]) <= (1 - STILL_FALLING) * float(val.iloc[0])

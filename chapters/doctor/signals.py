@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from chapters.records.runlog import curve  # noqa: F401 -- built by the reader (RunLog.curve); rules import it here
+from chapters.records.runlog import curve  # built by the reader (RunLog.curve); rules import it from here
 
 
 def smooth(values: pd.Series, window: int) -> pd.Series:
@@ -31,6 +31,11 @@ def head(values: pd.Series, fraction: float = 0.1, least: int = 3) -> pd.Series:
     return values.iloc[: max(least, int(len(values) * fraction))]
 
 
+def val_losses(run) -> pd.Series:
+    """The run's positive validation losses against the step: the ones whose logarithm the rules can take
+    (a log may hold a 0 where an evaluation failed to run)."""
+    val = curve(run.evals, "val_loss")
+    return val[val > 0]
 
 
 def reference_level(run, loss: pd.Series) -> float:
