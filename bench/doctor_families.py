@@ -1,7 +1,7 @@
 """The doctor on runs from code it was not written against: six families, leave-one-family-out.
 
     OMP_NUM_THREADS=1 nice python bench/doctor_families.py [--seeds 0,1,2] [--out runs/doctor-families]
-        [--workers 1] [--fresh] [--misses] [--held-out [--held-out-seeds 4]]
+        [--workers 1] [--fresh] [--misses] [--held-out [--held-out-seeds 4]] [--habit carried|fixed_schema|epoch_mean]
 
 Generates every case of ``bench/families`` (cached under ``--out``), diagnoses each log, and prints:
 
@@ -17,6 +17,10 @@ held-out family (``HELD_OUT_FAMILIES`` in ``bench/families/tasks.py``, written b
 at ``--seeds``, and the six tuned-on families at ``--held-out-seeds`` (default ``HELD_OUT_SEEDS``). Look at it
 once, at the end: a figure that steered a change is no longer held out -- the next change needs seeds no run
 of this script has used (``--seeds 5,6 --held-out-seeds 5`` after 0-2 and 4 were seen).
+
+``--habit`` rewrites every log as another logger would write its losses (``bench/log_habits.py``: the
+validation loss carried forward on every record, a fixed schema with ``null`` placeholders, the training
+loss as the running mean of its epoch) into ``OUT-HABIT`` and diagnoses those: the figures should not move.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.families.cases import Case, all_cases  # noqa: E402
+from bench.log_habits import HABITS, relog_file  # noqa: E402
 from chapters.doctor import diagnose  # noqa: E402
 
 FINISHED = ".finished"
@@ -110,6 +115,8 @@ def main() -> int:
     parser.add_argument("--held-out", action="store_true", help="score only the cases kept out of tuning")
     parser.add_argument("--held-out-seeds", default=",".join(map(str, HELD_OUT_SEEDS)),
                         help="seeds of the six tuned-on families in --held-out")
+    parser.add_argument("--habit", choices=HABITS, default="separate",
+                        help="diagnose the logs as this logger writes the losses (bench/log_habits.py)")
     args = parser.parse_args()
     seeds = tuple(int(s) for s in args.seeds.split(","))
     cases = all_cases(seeds)
@@ -123,6 +130,12 @@ def main() -> int:
         with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
             list(pool.map(generate_case, missing, [args.out] * len(missing)))
     print(f"generated {len(missing)} of {len(cases)} logs in {time.perf_counter() - started:.0f} s")
+    if args.habit != "separate":
+        relogged = args.out.with_name(f"{args.out.name}-{args.habit}")
+        for case in cases:
+            for log in (args.out / case.name).glob("*.jsonl"):
+                relog_file(log, relogged / case.name / log.name, args.habit)
+        args.out = relogged
 
     if args.held_out:
         found = findings_of(cases, args.out)

@@ -2,6 +2,7 @@
 random parameters.
 
     OMP_NUM_THREADS=1 python bench/doctor_shapes.py [--seeds 30] [--out runs/doctor-shapes] [--misses]
+                                                    [--habit separate|carried|fixed_schema|epoch_mean]
 
 ``bench/doctor_families.py`` trains real models, so its curves are what training produces -- including runs
 whose injected fault did not take. This benchmark writes the *shapes* directly: a loss that jumps before the
@@ -31,6 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.log_habits import HABITS, relog  # noqa: E402
 from chapters.doctor import diagnose  # noqa: E402
 
 
@@ -170,12 +172,14 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=30)
     parser.add_argument("--out", type=Path, default=Path("runs/doctor-shapes"))
     parser.add_argument("--misses", action="store_true", help="list every wrong top-1 and false alarm")
+    parser.add_argument("--habit", choices=HABITS, default="separate",
+                        help="how the losses are logged (bench/log_habits.py); the answer must not depend on it")
     args = parser.parse_args()
     right, misses = defaultdict(Counter), []
     for seed in range(args.seeds):
         for name, label, start, rows in shapes(seed):
             directory = args.out / f"{name}-s{seed}"
-            write(directory, start, rows)
+            write(directory, start, relog(rows, args.habit))
             found = [f.anomaly for f in diagnose(directory).findings]
             ok = (found[:1] or [None]) == [label]
             right[name][ok] += 1

@@ -416,3 +416,52 @@ def test_the_long_logs_trend_is_the_rolling_median_within_its_noise():
     loss = np.log(0.5 + 2.0 * np.exp(-t / (count / 5))) + rng.normal(0, 0.1, count)
     exact = pd.Series(loss).rolling(count // 8, center=True, min_periods=1).median().to_numpy()
     assert np.abs(_slow_trend(loss, count // 8) - exact).max() < 0.02
+
+
+# --------------------------------------------------------------------------- how the val loss was logged
+def as_logged(train_rows, eval_rows, habit):
+    """Training and evaluation records as three loggers write them: separate records (the contract's writer),
+    the latest val_loss carried on every training record, or every key on every record with ``null`` where
+    it was not measured (a table exported to JSON lines)."""
+    if habit == "separate":
+        return sorted(train_rows + eval_rows, key=lambda r: r["step"])
+    if habit == "carried":
+        done = {r["step"]: r["val_loss"] for r in eval_rows}
+        latest, out = None, []
+        for row in train_rows:
+            latest = done.get(row["step"], latest)
+            out.append(row if latest is None else {**row, "val_loss": latest})
+        return out
+    padded = [{**r, "val_loss": None} for r in train_rows] + [{"train_loss": None, **r} for r in eval_rows]
+    return sorted(padded, key=lambda r: r["step"])
+
+
+@pytest.mark.parametrize("habit", ["separate", "carried", "fixed_schema"])
+def test_the_diagnosis_does_not_depend_on_how_the_validation_loss_was_logged(tmp_path, habit):
+    """Until 2026-12-01 a val_loss written inside training records was not read as an evaluation at all
+    (overfitting and leakage went unseen) and a ``null`` placeholder read as a NaN loss (every such log
+    ``nan_loss``)."""
+    rng = np.random.default_rng(13)
+    loss = learning_curve(600, rng, start=2.3, end=0.2, noise=0.2)
+    t = np.arange(60)
+    turning = (0.9 + 1.4 * np.exp(-t / 10) + 0.02 * np.maximum(t - 20, 0)) * np.exp(rng.normal(0, 0.1, 60))
+    falling = (0.55 + 1.7 * np.exp(-t / 10)) * np.exp(rng.normal(0, 0.005, 60))
+    for val, start, want in ((turning, None, ["overfitting"]), (falling, {"loss_floor": 0.65}, ["leakage"]),
+                             (falling, {"loss_floor": 0.5}, [])):
+        directory = tmp_path / f"{want}-{start}"
+        directory.mkdir()
+        rows = as_logged(records(loss), evals(val, every=100), habit)
+        assert labels(write_log(directory, rows, start))[:1] == want, (habit, want)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_healthy_run_logged_as_running_epoch_means_is_healthy(tmp_path, seed):
+    """``running_loss / (i + 1)``: a staircase that repeats every epoch. Read as written, it was no_shuffle."""
+    rng = np.random.default_rng(300 + seed)
+    loss = learning_curve(800, rng, start=2.3, end=0.6, noise=0.1)
+    rows, total = [], 0.0
+    for step in range(1, 801):
+        total = (0.0 if step % 100 == 1 else total) + float(loss[step - 1])
+        if step % 5 == 0:
+            rows.append({"step": step, "epoch": (step - 1) // 100, "train_loss": total / ((step - 1) % 100 + 1)})
+    assert labels(write_log(tmp_path, rows, start={"steps_per_epoch": 100})) == []

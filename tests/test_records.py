@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pandas as pd
+import pytest
 
 from chapters.records.runlog import RunLog
 
@@ -76,3 +78,125 @@ def test_a_course_log_takes_the_fast_path_and_a_wrong_type_does_not(tmp_path):
     for wrong in ('{"step": "7", "train_loss": 1.0}', '{"step": 7, "train_loss": "1.0"}',
                   '{"step": 7.0, "train_loss": 1.0}', '{"step": 7, "train_loss": true}', '{"train_loss": 1.0}'):
         assert fast_columns(raw + wrong.encode() + b"\n") is None, wrong
+
+
+def read_both_ways(tmp_path, records: list[dict]) -> list[RunLog]:
+    """The file (fast path or line reader, whichever takes it) and the same records from memory."""
+    return [RunLog.load(write(tmp_path, records)), RunLog.from_records(records)]
+
+
+def test_a_record_holding_both_losses_is_a_training_and_an_evaluation_record(tmp_path):
+    """One record per epoch with train_loss and val_loss (Keras' history, many hand-written loggers): without
+    the split the run has no evaluations and the doctor's validation rules see nothing."""
+    records = [{"step": 100 * e, "epoch": e, "train_loss": 2.0 - e / 10, "val_loss": 2.1 - e / 20} for e in range(1, 9)]
+    for log in read_both_ways(tmp_path, records):
+        assert list(log.evals["step"]) == [100 * e for e in range(1, 9)]
+        assert list(log.series("val_loss")) == [r["val_loss"] for r in records]
+        assert list(log.series("train_loss")) == [r["train_loss"] for r in records]
+        assert "val_loss" not in log.train or log.train["val_loss"].isna().all()
+        assert list(log.all_rows["kind"]) == [False, True] * 8  # each evaluation right after its record
+
+
+def test_a_validation_loss_carried_forward_is_one_evaluation(tmp_path):
+    """A logger that writes the latest val_loss on every record: each evaluation is kept once, where it
+    first appears -- fifty copies would make the validation noise look like zero."""
+    records = [{"step": s, "train_loss": 3.0 - s / 100, "val_loss": 2.9 - (s // 50) / 10} for s in range(1, 201)]
+    for log in read_both_ways(tmp_path, records):
+        assert list(log.evals["step"]) == [1, 50, 100, 150, 200]
+        assert len(log.train) == 200 and log.nonfinite_steps() == []
+
+
+def test_placeholders_of_a_fixed_schema_are_not_written_nans(tmp_path):
+    """A table exported to JSON lines writes every key on every row: ``val_loss: null`` where no evaluation
+    ran, ``train_loss: null`` on the evaluation's row. Read as written NaNs they made every such log a
+    ``nan_loss`` -- but a record whose other loss is finite came from a model with finite weights."""
+    records = []
+    for s in range(1, 41):
+        records.append({"step": s, "train_loss": 2.0 - s / 100, "val_loss": None})
+        if s % 10 == 0:
+            records.append({"step": s, "train_loss": None, "val_loss": 2.1 - s / 100})
+    dead = [{"step": 41, "train_loss": float("nan"), "val_loss": float("nan")}]  # both NaN: a dead run
+    for log in read_both_ways(tmp_path, records):
+        assert log.nonfinite_steps() == [] and list(log.evals["step"]) == [10, 20, 30, 40]
+        assert len(log.series("train_loss")) == 40
+    for log in read_both_ways(tmp_path, records + dead):
+        assert log.nonfinite_steps() == [41]
+
+
+def test_a_nan_training_loss_beside_a_carried_validation_loss_is_kept(tmp_path):
+    """Where the latest evaluation is carried forward, the finite val_loss beside a NaN train_loss is an old
+    one: the NaN is the run's, and the finding stands."""
+    records = [{"step": s, "train_loss": 2.0, "val_loss": 1.9} for s in range(1, 6)]
+    records.append({"step": 6, "train_loss": float("nan"), "val_loss": 1.9})
+    for log in read_both_ways(tmp_path, records):
+        assert log.nonfinite_steps() == [6]
+
+
+def epoch_log(losses, per_epoch: int, every: int = 1) -> list[dict]:
+    """Records every ``every`` steps, ``per_epoch`` steps an epoch; ``losses[i]`` is the loss of step i + 1."""
+    return [{"step": s, "epoch": (s - 1) // per_epoch, "train_loss": float(losses[s - 1])}
+            for s in range(every, len(losses) + 1, every)]
+
+
+def as_running_means(records: list[dict]) -> list[dict]:
+    out, total, count, epoch = [], 0.0, 0, None
+    for record in records:
+        if record["epoch"] != epoch:
+            epoch, total, count = record["epoch"], 0.0, 0
+        total, count = total + record["train_loss"], count + 1
+        out.append({**record, "train_loss": total / count})
+    return out
+
+
+def test_a_running_mean_over_each_epoch_is_read_back_as_the_window_means():
+    """``running_loss / (i + 1)`` logged every step: the reader recognises it and undoes it exactly."""
+    rng = np.random.default_rng(0)
+    steps = np.arange(1, 801)
+    losses = (0.6 + 1.7 * np.exp(-steps / 200)) * np.exp(rng.normal(0, 0.1, 800))
+    records = epoch_log(losses, per_epoch=100)
+    log = RunLog.from_records(as_running_means(records))
+    assert any("running mean" in note for note in log.notes)
+    assert np.allclose(log.train["train_loss"].to_numpy(), [r["train_loss"] for r in records], rtol=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["noisy", "smooth", "class_sorted"])
+def test_window_means_are_never_taken_for_a_running_mean(kind):
+    """A noisy log, a smooth one (undoing it would put a saw-tooth into it) and a class-sorted saw-tooth
+    (jumps at every epoch boundary) are read as written."""
+    rng = np.random.default_rng(1)
+    steps = np.arange(1, 801)
+    trend = 0.6 + 1.7 * np.exp(-steps / 200)
+    losses = {"noisy": trend * np.exp(rng.normal(0, 0.1, 800)), "smooth": trend,
+              "class_sorted": 0.05 + 2.0 * np.exp(-((steps - 1) % 25) / 4)}[kind]
+    for every in (1, 10):
+        log = RunLog.from_records(epoch_log(losses, per_epoch=100, every=every))
+        assert not any("running mean" in note for note in log.notes), every
+
+
+def test_a_running_mean_logged_every_ten_steps_gives_the_ten_step_means():
+    rng = np.random.default_rng(2)
+    losses = (0.6 + 1.7 * np.exp(-np.arange(1, 801) / 200)) * np.exp(rng.normal(0, 0.1, 800))
+    running = as_running_means(epoch_log(losses, per_epoch=100))  # over every step...
+    logged = [record for record in running if record["step"] % 10 == 0]  # ...written every tenth
+    log = RunLog.from_records(logged)
+    assert any("running mean" in note for note in log.notes)
+    assert np.allclose(log.train["train_loss"].to_numpy(), losses.reshape(-1, 10).mean(axis=1), rtol=1e-9)
+
+
+def test_other_tools_names_for_the_losses_are_read_as_the_contracts(tmp_path):
+    """``loss`` / ``eval_loss`` / ``learning_rate`` (the Hugging Face spellings) in a JSON-lines log: read
+    literally the log has no loss, and a NaN in it was 'healthy'."""
+    records = [{"step": s, "loss": 2.0 - s / 100, "learning_rate": 1e-3} for s in range(1, 21)]
+    records += [{"step": 10, "eval_loss": 1.9}, {"step": 20, "eval_loss": float("nan")}]
+    for log in read_both_ways(tmp_path, records):
+        assert len(log.series("train_loss")) == 20 and list(log.evals["step"]) == [10, 20]
+        assert log.nonfinite_steps() == [20] and "lr" in log.train
+        assert any("loss -> train_loss" in note for note in log.notes)
+    both = [{"step": s, "train_loss": 1.0, "loss": 5.0} for s in range(1, 5)]  # the contract's name wins
+    log = RunLog.from_records(both)
+    assert list(log.series("train_loss")) == [1.0] * 4 and "loss" in log.train
+
+
+def test_a_log_without_any_loss_says_so(tmp_path):
+    log = RunLog.from_records([{"step": s, "accuracy": 0.5} for s in range(1, 5)])
+    assert any("no train_loss or val_loss" in note for note in log.notes)

@@ -8,7 +8,12 @@ messy, and every reader must cope the same way:
 * a NaN loss stays NaN (never dropped): a written NaN is a finding, an absent value is not;
 * records that break the contract's types (a ``step`` that is no integer, ``"0.53"`` written as a string,
   no ``step`` at all) cannot be trusted: they are skipped and named by line in ``notes``;
-* eval records (``val_loss``) and training records live at the same steps, so they are kept apart.
+* eval records (``val_loss``) and training records live at the same steps, so they are kept apart;
+* other loggers' habits are read as the same run: other tools' names for the contract's keys (``loss``,
+  ``eval_loss``) are read as the contract's, a record holding both losses is split in two, a val
+  loss carried forward on every record counts once, a ``null`` placeholder beside a finite loss is "not
+  logged" (:mod:`chapters.records.habits`), and a training loss logged as the
+  running mean of its epoch is turned back into window means (:mod:`chapters.records.running_mean`).
 
 **Resumed runs** (a crash, then a restart from a checkpoint that appends to the same log) are *segments*,
 each opened by a ``run_start``. The rule, written down in ``docs/jsonl-contract.md``: the *last*
@@ -34,7 +39,9 @@ import pandas as pd
 
 from chapters.errors import MetricsLogError
 from chapters.records.fast_path import fast_columns
+from chapters.records.habits import split_combined, with_contract_names, without_placeholders
 from chapters.records.jsonl import find_log, read_metrics_log
+from chapters.records.running_mean import undo_running_mean
 
 FLAG_KEYS = ("train_loss", "val_loss", "grad_norm")  # keys whose non-finite values are findings, not gaps
 MAX_POINTS = 2000  # a curve longer than this is reduced to this many bins
@@ -237,6 +244,10 @@ def _numeric(values: pd.Series) -> np.ndarray:
 
 
 def build_run(columns: dict, events: list[dict], notes: list[str], path: Path | None = None) -> RunLog:
+    columns = without_placeholders(with_contract_names(columns, notes))
+    if "train_loss" not in columns and "val_loss" not in columns:
+        notes.append("no train_loss or val_loss in the log (nor another tool's name for them): the rules "
+                     "about the loss have nothing to read")
     if "step" not in columns or not columns["step"][1].any():
         if not events:
             raise MetricsLogError("no record has a 'step' field, so the log cannot be placed on a time axis")
@@ -253,6 +264,9 @@ def build_run(columns: dict, events: list[dict], notes: list[str], path: Path | 
     frame["step"] = frame["step"].astype(np.int64)
     # An eval record carries val_loss and no train_loss; it shares its step with a training record.
     is_eval = present["val_loss"][usable] & ~present["train_loss"][usable]
+    both = present["val_loss"][usable] & present["train_loss"][usable]
+    if both.any():
+        frame, is_eval = split_combined(frame, both, is_eval)
     frame["kind"] = is_eval
     steps, kinds = frame["step"].to_numpy(), frame["kind"].to_numpy()
     backwards = int((np.diff(steps) < 0).sum())
@@ -270,6 +284,7 @@ def build_run(columns: dict, events: list[dict], notes: list[str], path: Path | 
     flags = frame[flag_columns].rename(columns=lambda name: name[1:])
     rows = frame.drop(columns=flag_columns)
     train, evals = _part(rows, flags, False), _part(rows, flags, True)
+    train = undo_running_mean(train, notes)
     starts = [event for event in events if event.get("event") == "run_start"]
     return RunLog(train, evals, flags, rows[["step", "kind"]], events, starts[-1] if starts else {}, notes, path=path)
 

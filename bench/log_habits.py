@@ -1,0 +1,62 @@
+"""The same run as other loggers write it, so a benchmark can ask whether the doctor's answer depends on
+*how* the losses were logged (it must not).
+
+* ``separate``: an evaluation record of its own, ``{"step", "val_loss"}`` -- the course's writer;
+* ``carried``: no evaluation records; every training record holds the latest ``val_loss`` (a logger that
+  keeps one dict of "current metrics" and dumps it every step);
+* ``fixed_schema``: every record holds both losses, ``null`` where one was not measured (a table exported
+  to JSON lines, e.g. ``DataFrame.to_json(orient="records", lines=True)``);
+* ``epoch_mean``: ``train_loss`` is the running mean since the epoch began (``running_loss / (i + 1)``,
+  Keras' progress bar), over the logged records -- which is the running mean over the steps when the
+  records are evenly spaced, as the benchmarks' are.
+
+Event records (``run_start``, ``run_end``...) pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HABITS = ("separate", "carried", "fixed_schema", "epoch_mean")
+
+
+def relog(rows: list[dict], habit: str) -> list[dict]:
+    """``rows`` (contract records, evaluations in records of their own) as ``habit`` writes them."""
+    if habit == "separate":
+        return rows
+    if habit == "epoch_mean":
+        return running_epoch_means(rows)
+    out, latest = [], None
+    for row in rows:
+        if "event" in row:
+            out.append(row)
+            continue
+        evaluation = "val_loss" in row and "train_loss" not in row
+        if habit == "carried":
+            if evaluation:
+                latest = row["val_loss"]
+            else:
+                out.append(row if latest is None else {**row, "val_loss": latest})
+        else:
+            out.append({"train_loss": None, **row} if evaluation else {"val_loss": None, **row})
+    return out
+
+
+def running_epoch_means(rows: list[dict]) -> list[dict]:
+    out, total, count, epoch = [], 0.0, 0, None
+    for row in rows:
+        if "train_loss" in row and "event" not in row:
+            if row.get("epoch") != epoch:
+                epoch, total, count = row.get("epoch"), 0.0, 0
+            total, count = total + row["train_loss"], count + 1
+            row = {**row, "train_loss": total / count}
+        out.append(row)
+    return out
+
+
+def relog_file(source: Path, target: Path, habit: str) -> None:
+    """Rewrite the JSON-lines log ``source`` as ``habit`` writes it, into ``target``."""
+    rows = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("".join(json.dumps(row) + "\n" for row in relog(rows, habit)))
