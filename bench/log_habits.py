@@ -44,6 +44,7 @@ def relog(rows: list[dict], habit: str) -> list[dict]:
 
 
 def running_epoch_means(rows: list[dict]) -> list[dict]:
+    """``rows`` with each ``train_loss`` replaced by the mean of its epoch's training records so far."""
     out, total, count, epoch = [], 0.0, 0, None
     for row in rows:
         if "train_loss" in row and "event" not in row:

@@ -220,9 +220,10 @@ def regular_swings(loss: pd.Series) -> list[Finding]:
 def shuffled_acf(log_loss: pd.Series, trend: pd.Series, window: int, start: int) -> np.ndarray:
     """The lag-1 autocorrelation the residuals would have if they were independent: put them back on the
     trend in random order (``SHUFFLES`` times, a fixed seed: the doctor is deterministic), smooth again and
-    measure as for the real curve (the same rolling-median ``window``). Why not compare with 0: a residual around a short rolling median is
-    anti-correlated even for pure noise (a high record pulls its neighbours' median up: about -0.4 with a
-    window of 5), so a fixed threshold on it flags every noisy small-batch run."""
+    measure as for the real curve (the same rolling-median ``window``). Why not compare with 0: a residual
+    around a short rolling median is anti-correlated even for pure noise (a high record pulls its
+    neighbours' median up: about -0.4 with a window of 5), so a fixed threshold on it flags every noisy
+    small-batch run."""
     rng = np.random.default_rng(0)
     residual = (log_loss - trend).to_numpy()
     draws = []

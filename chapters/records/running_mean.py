@@ -120,17 +120,14 @@ def growth(values: np.ndarray, counts: np.ndarray, first: np.ndarray) -> tuple[f
     return slope, float(np.sqrt((residual * residual).sum() / (len(x) - epochs - 1) / spread))
 
 
-def is_running_mean(logged: np.ndarray, counts: np.ndarray, first: np.ndarray) -> bool:
-    """Are ``logged`` running means of their epochs? (The three tests of the module docstring.)"""
+def is_running_mean(logged: np.ndarray, undone: np.ndarray, counts: np.ndarray, first: np.ndarray) -> bool:
+    """Are ``logged`` running means of their epochs, ``undone`` what :func:`window_means` makes of them?
+    (The three tests of the module docstring.)"""
     sizes = np.diff(np.r_[np.flatnonzero(first), len(logged)])
     counting_up = np.all(counts > 0) and np.all(np.diff(counts)[~first[1:]] > 0)
     if (sizes >= MIN_RECORDS).sum() < MIN_EPOCHS or not counting_up:
         return False
-    finite = np.isfinite(logged)
-    if not finite.all() or not (logged > 0).all():
-        return False
-    undone = window_means(logged, counts, first)
-    if not (undone > 0).all():
+    if not (np.isfinite(logged) & (logged > 0)).all() or not (undone > 0).all():
         return False
     logged_ratio = boundary_ratio(logged, first)
     if logged_ratio < BOUNDARY_JUMP or logged_ratio <= BOUNDARY_JUMP * boundary_ratio(undone, first):
@@ -151,8 +148,9 @@ def undo_running_mean(train: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
     steps = train["step"].to_numpy(dtype=float)
     counts = steps_into_epoch(steps, epochs)
     first = np.r_[True, epochs[1:] != epochs[:-1]]
-    if not is_running_mean(logged, counts, first):
+    undone = window_means(logged, counts, first)
+    if not is_running_mean(logged, undone, counts, first):
         return train
     notes.append("train_loss looks like a running mean over each epoch (it jumps at every epoch boundary "
                  "and barely moves inside): read as the mean over each logging window instead")
-    return train.assign(train_loss=window_means(logged, counts, first))
+    return train.assign(train_loss=undone)
