@@ -8,9 +8,13 @@
   to JSON lines, e.g. ``DataFrame.to_json(orient="records", lines=True)``);
 * ``epoch_mean``: ``train_loss`` is the running mean since the epoch began (``running_loss / (i + 1)``,
   Keras' progress bar), over the logged records -- which is the running mean over the steps when the
-  records are evenly spaced, as the benchmarks' are.
+  records are evenly spaced, as the benchmarks' are;
+* ``nested_start``: ``run_start``'s facts (``num_classes``, ``vocab_size``, ``loss_floor``...) inside a
+  ``config`` dict it carries, the class count spelled ``num_labels`` (Hugging Face's name) -- a trainer that
+  logs its hyper-parameters as one dict.
 
-Event records (``run_start``, ``run_end``...) pass through unchanged.
+Event records (``run_start``, ``run_end``...) pass through unchanged, but for ``nested_start``'s
+``run_start``.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-HABITS = ("separate", "carried", "fixed_schema", "epoch_mean")
+HABITS = ("separate", "carried", "fixed_schema", "epoch_mean", "nested_start")
+FACTS = ("vocab_size", "num_classes", "loss_floor", "steps_per_epoch", "total_params", "trainable_params")
 
 
 def relog(rows: list[dict], habit: str) -> list[dict]:
@@ -27,6 +32,8 @@ def relog(rows: list[dict], habit: str) -> list[dict]:
         return rows
     if habit == "epoch_mean":
         return running_epoch_means(rows)
+    if habit == "nested_start":
+        return [nested_start(row) if row.get("event") == "run_start" else row for row in rows]
     out, latest = [], None
     for row in rows:
         if "event" in row:
@@ -54,6 +61,12 @@ def running_epoch_means(rows: list[dict]) -> list[dict]:
             row = {**row, "train_loss": total / count}
         out.append(row)
     return out
+
+
+def nested_start(event: dict) -> dict:
+    """``event`` (a ``run_start``) with its facts moved into a ``config`` dict, ``num_classes`` as ``num_labels``."""
+    facts = {("num_labels" if key == "num_classes" else key): event[key] for key in FACTS if key in event}
+    return {**{key: value for key, value in event.items() if key not in FACTS}, "config": {**event.get("config", {}), **facts}}
 
 
 def relog_file(source: Path, target: Path, habit: str) -> None:

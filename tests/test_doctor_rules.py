@@ -102,6 +102,17 @@ def test_a_jump_before_the_second_record_is_divergence_against_ln_v(tmp_path):
     assert labels(path)[:1] == ["divergence"]
 
 
+@pytest.mark.parametrize("start", [{"num_classes": 6}, {"num_labels": 6}, {"config": {"n_classes": 6}}])
+def test_a_run_that_blew_up_before_its_first_record_is_divergence_when_its_classes_are_declared(tmp_path, start):
+    # An LR far too high for Adam: 500 000 at the first record, then down to about 2.4 for good. Against the
+    # first record that is a run that learned; against ln 6 = 1.79, wherever run_start says 6, it never
+    # got back to what an untrained model scores.
+    rng = np.random.default_rng(3)
+    loss = np.concatenate([[5e5, 2e3, 12.0, 4.0], 2.4 * np.exp(rng.normal(0, 0.04, 146))])
+    assert labels(write_log(tmp_path, records(loss)))[:1] != ["divergence"]
+    assert labels(write_log(tmp_path, records(loss), start=start))[:1] == ["divergence"]
+
+
 def test_val_loss_steadily_a_little_below_the_floor_is_leakage(tmp_path):
     rng = np.random.default_rng(6)
     train = records(learning_curve(200, rng, end=0.5))

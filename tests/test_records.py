@@ -200,3 +200,23 @@ def test_other_tools_names_for_the_losses_are_read_as_the_contracts(tmp_path):
 def test_a_log_without_any_loss_says_so(tmp_path):
     log = RunLog.from_records([{"step": s, "accuracy": 0.5} for s in range(1, 5)])
     assert any("no train_loss or val_loss" in note for note in log.notes)
+
+
+@pytest.mark.parametrize("start, count", [
+    ({"vocab_size": 100}, 100),
+    ({"num_labels": 7}, 7),  # a Hugging Face classifier's config
+    ({"config": {"lr": 0.1, "n_classes": 5}}, 5),  # hyper-parameters logged as one dict
+    ({"hparams": {"model": {"n_vocab": 50}}}, 50),
+    ({"num_classes": 4, "config": {"num_classes": 9}}, 4),  # the top level is the writer's own statement
+    ({"num_labels": 1}, None),  # one output: a regression, no ln K
+    ({"config": {"lr": 0.1}}, None),
+])
+def test_run_start_facts_are_found_where_other_trainers_put_them(start, count):
+    run = RunLog.from_records([{"step": 1, "train_loss": 1.0}], [{"event": "run_start", "step": 0, **start}])
+    assert run.class_count == count
+
+
+def test_a_nested_fact_is_read_but_never_three_levels_down():
+    start = {"event": "run_start", "step": 0, "config": {"steps_per_epoch": 40, "a": {"b": {"loss_floor": 1}}}}
+    run = RunLog.from_records([{"step": 1, "train_loss": 1.0}], [start])
+    assert run.steps_per_epoch == 40 and run.loss_floor is None

@@ -23,8 +23,9 @@ RISE = 1.5  # the least factor above the reference that counts as risen, however
 
 
 def declared(run) -> bool:
-    """Does ``run_start`` give the untrained loss exactly (``vocab_size`` or ``num_classes`` of 2 or more)?"""
-    return any((run.info(key) or 0) >= 2 for key in ("vocab_size", "num_classes"))
+    """Does ``run_start`` give the untrained loss exactly (a vocabulary or class count of 2 or more,
+    :attr:`RunLog.class_count <chapters.records.runlog.RunLog.class_count>`)?"""
+    return run.class_count is not None
 
 
 def log_noise(run, loss: pd.Series) -> float:

@@ -42,17 +42,14 @@ def reference_level(run, loss: pd.Series) -> float:
     """The untrained model's loss, the level every loss rule measures a run against.
 
     A model that knows nothing predicts the uniform distribution over its K classes (or V tokens), whose
-    cross-entropy is exactly ln K -- so when ``run_start`` says ``vocab_size`` or ``num_classes`` that is the
-    reference, whatever the first records show (an LR far too high can throw the loss up before the first
+    cross-entropy is exactly ln K -- so when ``run_start`` says how many there are
+    (:attr:`RunLog.class_count <chapters.records.runlog.RunLog.class_count>`: ``vocab_size``, ``num_classes``,
+    ``num_labels``..., at its top or in the config it carries) that is the reference, whatever the first records show (an LR far too high can throw the loss up before the first
     record is written, and a median of the first records would then start *after* the jump). Otherwise the
     first record alone: it is the nearest thing to the untrained model the log has. Its batch noise is
     covered by the rules asking for the loss to *stay* away from it, in the run's own noise units.
     """
-    for key in ("vocab_size", "num_classes"):
-        size = run.info(key)
-        if size is not None and size >= 2:
-            return math.log(size)
-    return float(loss.iloc[0])
+    return math.log(run.class_count) if run.class_count is not None else float(loss.iloc[0])
 
 
 def noise_scale(values: pd.Series) -> float:

@@ -44,6 +44,9 @@ from chapters.records.jsonl import find_log, read_metrics_log
 from chapters.records.running_mean import undo_running_mean
 
 FLAG_KEYS = ("train_loss", "val_loss", "grad_norm")  # keys whose non-finite values are findings, not gaps
+# run_start's count of outcomes, as our writer (vocab_size), the contract (num_classes), Hugging Face
+# configs (num_labels) and hand-written loops (n_classes, n_vocab) spell it.
+CLASS_COUNT_KEYS = ("vocab_size", "num_classes", "num_labels", "n_classes", "n_vocab")
 MAX_POINTS = 2000  # a curve longer than this is reduced to this many bins
 
 
@@ -113,9 +116,29 @@ class RunLog:
 
     # ------------------------------------------------------------------------------------------ queries
     def info(self, key: str):
-        """A number from run_start (``loss_floor``, ``steps_per_epoch``...), or None when absent or unusable."""
-        value = to_number(self.run_start.get(key))
-        return None if value is None or not math.isfinite(value) else value
+        """A number from run_start (``loss_floor``, ``steps_per_epoch``...), or None when absent or unusable.
+
+        Our writer puts these facts at the top of ``run_start``; other trainers nest them in the
+        hyper-parameters they log there (``{"config": {"vocab_size": 100}}``, ``{"hparams": {"model":
+        {...}}}``), so the top level is read first, then the dicts inside it, level by level (to two levels
+        down). The nearest value wins: the top-level one is the writer's statement about this run."""
+        for level in _levels(self.run_start, depth=3):
+            value = to_number(level.get(key))
+            if value is not None:
+                return value if math.isfinite(value) else None
+        return None
+
+    @property
+    def class_count(self) -> int | None:
+        """How many outcomes the model chooses among -- V tokens for a language model, K classes for a
+        classifier -- when run_start declares it under one of the names trainers use
+        (:data:`CLASS_COUNT_KEYS`); None otherwise, and for a count below 2 (a regression's one output).
+        Its logarithm is the loss of a model that knows nothing, the doctor's untrained reference."""
+        for key in CLASS_COUNT_KEYS:
+            value = self.info(key)
+            if value is not None and value >= 2:
+                return int(value)
+        return None
 
     @property
     def loss_floor(self) -> float | None:
@@ -194,6 +217,14 @@ def curve(frame: pd.DataFrame, key: str, bins: bool = True) -> pd.Series:
         grouped = values.groupby(position)
         values = pd.Series(grouped.median().to_numpy(), index=values.index.to_numpy()[::width][: grouped.ngroups])
     return values
+
+
+def _levels(info: dict, depth: int):
+    """``info``, then the dicts among its values, then theirs...: ``depth`` levels, nearest first."""
+    level = [info]
+    for _ in range(depth):
+        yield from level
+        level = [value for outer in level for value in outer.values() if isinstance(value, dict)]
 
 
 def to_number(value) -> float | None:
