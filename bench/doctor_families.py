@@ -1,7 +1,7 @@
 """The doctor on runs from code it was not written against: six families, leave-one-family-out.
 
     OMP_NUM_THREADS=1 nice python bench/doctor_families.py [--seeds 0,1,2] [--out runs/doctor-families]
-        [--workers 1] [--fresh] [--misses] [--held-out [--held-out-seeds 4]] [--habit carried|fixed_schema|epoch_mean|nested_start]
+        [--workers 1] [--fresh] [--misses] [--held-out [--held-out-seeds 4]] [--habit carried|fixed_schema|epoch_mean|epoch_steps|nested_start]
 
 Generates every case of ``bench/families`` (cached under ``--out``), diagnoses each log, and prints:
 

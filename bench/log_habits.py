@@ -9,6 +9,9 @@
 * ``epoch_mean``: ``train_loss`` is the running mean since the epoch began (``running_loss / (i + 1)``,
   Keras' progress bar), over the logged records -- which is the running mean over the steps when the
   records are evenly spaced, as the benchmarks' are;
+* ``epoch_steps``: ``step`` counts the steps since the epoch began (``for i, batch in enumerate(loader)``),
+  so it starts again at every epoch -- by ``steps_per_epoch`` where ``run_start`` declares it, otherwise
+  from half-way between the epoch's first record and the last record before it;
 * ``nested_start``: ``run_start``'s facts (``num_classes``, ``vocab_size``, ``loss_floor``...) inside a
   ``config`` dict it carries, the class count spelled ``num_labels`` (Hugging Face's name) -- a trainer that
   logs its hyper-parameters as one dict.
@@ -22,7 +25,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-HABITS = ("separate", "carried", "fixed_schema", "epoch_mean", "nested_start")
+HABITS = ("separate", "carried", "fixed_schema", "epoch_mean", "epoch_steps", "nested_start")
 FACTS = ("vocab_size", "num_classes", "loss_floor", "steps_per_epoch", "total_params", "trainable_params")
 
 
@@ -32,6 +35,8 @@ def relog(rows: list[dict], habit: str) -> list[dict]:
         return rows
     if habit == "epoch_mean":
         return running_epoch_means(rows)
+    if habit == "epoch_steps":
+        return steps_within_epochs(rows)
     if habit == "nested_start":
         return [nested_start(row) if row.get("event") == "run_start" else row for row in rows]
     out, latest = [], None
@@ -59,6 +64,22 @@ def running_epoch_means(rows: list[dict]) -> list[dict]:
                 epoch, total, count = row.get("epoch"), 0.0, 0
             total, count = total + row["train_loss"], count + 1
             row = {**row, "train_loss": total / count}
+        out.append(row)
+    return out
+
+
+def steps_within_epochs(rows: list[dict]) -> list[dict]:
+    """``rows`` with each metric record's ``step`` counted from the start of its epoch (an epoch logged
+    again after a resume keeps the start it had)."""
+    declared = next((row.get("steps_per_epoch") for row in rows if row.get("event") == "run_start"), None)
+    starts, last, out = {}, 0, []
+    for row in rows:
+        if "event" not in row and "epoch" in row:
+            epoch = row["epoch"]
+            if epoch not in starts:
+                starts[epoch] = epoch * declared if declared else (last + row["step"]) // 2
+            last = row["step"]
+            row = {**row, "step": row["step"] - starts[epoch]}
         out.append(row)
     return out
 

@@ -431,11 +431,15 @@ def test_the_long_logs_trend_is_the_rolling_median_within_its_noise():
 
 # --------------------------------------------------------------------------- how the val loss was logged
 def as_logged(train_rows, eval_rows, habit):
-    """Training and evaluation records as three loggers write them: separate records (the contract's writer),
-    the latest val_loss carried on every training record, or every key on every record with ``null`` where
-    it was not measured (a table exported to JSON lines)."""
+    """Training and evaluation records as four loggers write them: separate records (the contract's writer),
+    the latest val_loss carried on every training record, every key on every record with ``null`` where
+    it was not measured (a table exported to JSON lines), or separate records whose step counts the batches
+    of its epoch."""
     if habit == "separate":
         return sorted(train_rows + eval_rows, key=lambda r: r["step"])
+    if habit == "epoch_steps":  # {"epoch": e, "step": i}: the batch index, from 1 in every 100-step epoch
+        return [{**r, "epoch": (r["step"] - 1) // 100, "step": (r["step"] - 1) % 100 + 1}
+                for r in as_logged(train_rows, eval_rows, "separate")]
     if habit == "carried":
         done = {r["step"]: r["val_loss"] for r in eval_rows}
         latest, out = None, []
@@ -447,11 +451,11 @@ def as_logged(train_rows, eval_rows, habit):
     return sorted(padded, key=lambda r: r["step"])
 
 
-@pytest.mark.parametrize("habit", ["separate", "carried", "fixed_schema"])
+@pytest.mark.parametrize("habit", ["separate", "carried", "fixed_schema", "epoch_steps"])
 def test_the_diagnosis_does_not_depend_on_how_the_validation_loss_was_logged(tmp_path, habit):
     """Until 2026-12-01 a val_loss written inside training records was not read as an evaluation at all
     (overfitting and leakage went unseen) and a ``null`` placeholder read as a NaN loss (every such log
-    ``nan_loss``)."""
+    ``nan_loss``); until 2026-12-02 a step counted within its epoch kept the last epoch alone."""
     rng = np.random.default_rng(13)
     loss = learning_curve(600, rng, start=2.3, end=0.2, noise=0.2)
     t = np.arange(60)

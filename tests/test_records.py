@@ -220,3 +220,61 @@ def test_a_nested_fact_is_read_but_never_three_levels_down():
     start = {"event": "run_start", "step": 0, "config": {"steps_per_epoch": 40, "a": {"b": {"loss_floor": 1}}}}
     run = RunLog.from_records([{"step": 1, "train_loss": 1.0}], [start])
     assert run.steps_per_epoch == 40 and run.loss_floor is None
+
+
+def counted_within_epochs(epochs: int, per_epoch: int, every: int, first: int = 0) -> list[dict]:
+    """A loop logging ``{"epoch": e, "step": i}`` (``i`` from ``first``) every ``every`` batches, and an
+    evaluation at each epoch's last batch; the loss is the global step / 1000, so a test can check where
+    each record landed."""
+    rows = []
+    for epoch in range(epochs):
+        for i in range(first, per_epoch + first):
+            done = epoch * per_epoch + i - first + 1
+            if (i - first + 1) % every == 0:
+                rows.append({"epoch": epoch, "step": i, "train_loss": done / 1000})
+        rows.append({"epoch": epoch, "step": per_epoch + first - 1, "val_loss": (epoch + 1) * per_epoch / 1000})
+    return rows
+
+
+@pytest.mark.parametrize("first, declared", [(0, True), (0, False), (1, False)])
+def test_a_step_counted_within_its_epoch_is_read_as_steps_since_the_start(tmp_path, first, declared):
+    # Read as resumed-run segments, only the last epoch survived (8 of 80 training records).
+    start = [{"event": "run_start", "step": 0, **({"steps_per_epoch": 100} if declared else {})}]
+    run = RunLog.load(write(tmp_path, start + counted_within_epochs(8, 100, 10, first)))
+    assert len(run.train) == 80 and len(run.evals) == 8
+    # Every record keeps its order, and the epochs follow one another 100 steps apart.
+    assert np.allclose(np.diff(run.train["train_loss"]), 0.01) and run.train["step"].is_monotonic_increasing
+    assert np.allclose(np.diff(run.train["step"]), 10) and np.allclose(np.diff(run.evals["step"]), 100)
+    assert any("starts again at every epoch" in note for note in run.notes)
+
+
+def test_epochs_one_step_long_logged_at_one_step_are_told_apart_by_their_epochs():
+    rows = [{"epoch": e, "step": 0, "train_loss": 2.0 - e / 100} for e in range(0, 300, 10)]
+    run = RunLog.from_records(rows)
+    assert len(run.train) == 30 and run.train["train_loss"].is_monotonic_decreasing
+
+
+def test_a_resumed_run_counting_within_epochs_keeps_its_later_segment(tmp_path):
+    rows = counted_within_epochs(6, 50, 5)
+    resumed = [dict(r, train_loss=r["train_loss"] + 1) if "train_loss" in r else r
+               for r in counted_within_epochs(10, 50, 5)[4 * 11:]]  # again from epoch 4, each epoch 11 rows
+    run = RunLog.from_records(rows + resumed)
+    assert len(run.train) == 100 and run.train["step"].is_monotonic_increasing
+    assert (run.train["train_loss"].iloc[40:] > 1).all() and (run.train["train_loss"].iloc[:40] < 1).all()
+
+
+@pytest.mark.parametrize("case", ["evaluations carry the next epoch", "resumed", "one epoch"])
+def test_steps_counted_from_the_start_are_never_moved(case):
+    rows = []
+    for step in range(1, 201):
+        rows.append({"step": step, "epoch": (step - 1) // 20, "train_loss": 2.0 - step / 1000})
+        if step % 20 == 0:
+            rows.append({"step": step, "epoch": step // 20, "val_loss": 2.0 - step / 1000})
+    if case == "resumed":  # a checkpoint at step 150: steps 151-200 again, in their own epochs
+        rows += [dict(r) for r in rows if r["step"] > 150]
+    if case == "one epoch":
+        rows = [dict(r, epoch=0, step=r["step"] % 20) for r in rows[:21]]
+    run = RunLog.from_records(rows)
+    assert not any("starts again" in note for note in run.notes)
+    if case != "one epoch":
+        assert list(run.train["step"]) == list(range(1, 201))

@@ -12,8 +12,9 @@ messy, and every reader must cope the same way:
 * other loggers' habits are read as the same run: other tools' names for the contract's keys (``loss``,
   ``eval_loss``) are read as the contract's, a record holding both losses is split in two, a val
   loss carried forward on every record counts once, a ``null`` placeholder beside a finite loss is "not
-  logged" (:mod:`chapters.records.habits`), and a training loss logged as the
-  running mean of its epoch is turned back into window means (:mod:`chapters.records.running_mean`).
+  logged" (:mod:`chapters.records.habits`), a training loss logged as the
+  running mean of its epoch is turned back into window means (:mod:`chapters.records.running_mean`), and a
+  step counted within its epoch becomes the steps since the run began (:mod:`chapters.records.epoch_steps`).
 
 **Resumed runs** (a crash, then a restart from a checkpoint that appends to the same log) are *segments*,
 each opened by a ``run_start``. The rule, written down in ``docs/jsonl-contract.md``: the *last*
@@ -38,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from chapters.errors import MetricsLogError
+from chapters.records.epoch_steps import steps_since_start
 from chapters.records.fast_path import fast_columns
 from chapters.records.habits import split_combined, with_contract_names, without_placeholders
 from chapters.records.jsonl import find_log, read_metrics_log
@@ -122,11 +124,7 @@ class RunLog:
         hyper-parameters they log there (``{"config": {"vocab_size": 100}}``, ``{"hparams": {"model":
         {...}}}``), so the top level is read first, then the dicts inside it, level by level (to two levels
         down). The nearest value wins: the top-level one is the writer's statement about this run."""
-        for level in _levels(self.run_start, depth=3):
-            value = to_number(level.get(key))
-            if value is not None:
-                return value if math.isfinite(value) else None
-        return None
+        return start_fact(self.run_start, key)
 
     @property
     def class_count(self) -> int | None:
@@ -219,6 +217,15 @@ def curve(frame: pd.DataFrame, key: str, bins: bool = True) -> pd.Series:
     return values
 
 
+def start_fact(run_start: dict, key: str) -> float | None:
+    """``key``'s number in ``run_start`` or in the dicts it carries, nearest first (:meth:`RunLog.info`)."""
+    for level in _levels(run_start, depth=3):
+        value = to_number(level.get(key))
+        if value is not None:
+            return value if math.isfinite(value) else None
+    return None
+
+
 def _levels(info: dict, depth: int):
     """``info``, then the dicts among its values, then theirs...: ``depth`` levels, nearest first."""
     level = [info]
@@ -293,6 +300,9 @@ def build_run(columns: dict, events: list[dict], notes: list[str], path: Path | 
         values = frame[key].to_numpy() if key in frame else np.zeros(len(frame))
         frame["!" + key] = present[key][usable] & ~np.isfinite(values)
     frame["step"] = frame["step"].astype(np.int64)
+    starts = [event for event in events if event.get("event") == "run_start"]
+    start = starts[-1] if starts else {}
+    frame = steps_since_start(frame, present["train_loss"][usable], start_fact(start, "steps_per_epoch"), notes)
     # An eval record carries val_loss and no train_loss; it shares its step with a training record.
     is_eval = present["val_loss"][usable] & ~present["train_loss"][usable]
     both = present["val_loss"][usable] & present["train_loss"][usable]
@@ -316,8 +326,7 @@ def build_run(columns: dict, events: list[dict], notes: list[str], path: Path | 
     rows = frame.drop(columns=flag_columns)
     train, evals = _part(rows, flags, False), _part(rows, flags, True)
     train = undo_running_mean(train, notes)
-    starts = [event for event in events if event.get("event") == "run_start"]
-    return RunLog(train, evals, flags, rows[["step", "kind"]], events, starts[-1] if starts else {}, notes, path=path)
+    return RunLog(train, evals, flags, rows[["step", "kind"]], events, start, notes, path=path)
 
 
 def _part(rows: pd.DataFrame, flags: pd.DataFrame, kind: bool) -> pd.DataFrame:
