@@ -62,6 +62,22 @@ def test_unusable_logs_exit_2_with_one_line(tmp_path, capsys, content, message):
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
 
 
+def test_a_log_whose_every_metric_line_is_malformed_is_refused_not_called_healthy(tmp_path, capsys):
+    # An epoch-per-line log without steps, beside a run_start: until 2026-12-02, "healthy -- no rule fired".
+    lines = [json.dumps({"event": "run_start", "step": 0, "num_classes": 10})]
+    lines += [json.dumps({"epoch": e, "train_loss": 2.0, "val_loss": 2.0 + e}) for e in range(20)]
+    code, out, err = run_cli(capsys, write(tmp_path, lines))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "no usable metric record (20 malformed lines; first, line 2: a metric record without a step)" in err
+
+
+def test_a_log_with_malformed_metrics_and_an_oom_event_is_still_judged(tmp_path, capsys):
+    lines = [json.dumps({"event": "run_start", "step": 0}), json.dumps({"train_loss": 2.0}),
+             json.dumps({"event": "oom", "step": 3, "message": "CUDA out of memory"})]
+    code, out, _ = run_cli(capsys, write(tmp_path, lines), "--json")
+    assert code == 0 and json.loads(out)["findings"][0]["anomaly"] == "oom"
+
+
 def test_directory_without_log_exits_2(tmp_path, capsys):
     code, _, err = run_cli(capsys, tmp_path)
     assert code == 2 and "holds no metrics.jsonl" in err

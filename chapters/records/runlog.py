@@ -82,6 +82,9 @@ class RunLog:
             metrics, events, notes = columns
         else:
             log = read_metrics_log(path)
+            if not log.metrics and log.problems and not any(map(_tells_something, log.events)):
+                raise MetricsLogError(f"{path} holds no usable metric record ({len(log.problems)} malformed "
+                                      f"lines; first, {log.problems[0]})")
             metrics, events = _columns_from_records(log.metrics), log.events
             notes = list(log.problems)
             if log.truncated_tail:
@@ -215,6 +218,14 @@ def curve(frame: pd.DataFrame, key: str, bins: bool = True) -> pd.Series:
         grouped = values.groupby(position)
         values = pd.Series(grouped.median().to_numpy(), index=values.index.to_numpy()[::width][: grouped.ngroups])
     return values
+
+
+def _tells_something(event: dict) -> bool:
+    """Can the doctor judge a run from this event alone (an ``oom``, a ``nan``, a run that ended badly)? A
+    log whose every metric line was malformed, with nothing else to go on, is refused rather than called
+    healthy."""
+    name = event.get("event")
+    return name not in ("run_start", "run_end") or (name == "run_end" and event.get("status") != "completed")
 
 
 def start_fact(run_start: dict, key: str) -> float | None:
