@@ -331,6 +331,26 @@ def test_a_first_layer_starved_from_the_start_is_vanishing_even_when_it_wakes_up
     assert labels(path)[:1] == ["vanishing_gradients"]
 
 
+def update_groups(medians, count, rng):
+    """Per-group update ratios around ``medians`` (0 stays exactly 0), with 20 % noise."""
+    return {f"update_ratio/layer{i}": m * np.exp(rng.normal(0, 0.2, count)) for i, m in enumerate(medians)}
+
+
+@pytest.mark.parametrize("medians, want", [
+    ([0.0, 0.0, 1e-11, 1e-8, 1e-6, 3e-5, 1e-3, 2e-2], "vanishing_gradients"),  # a deep sigmoid stack, SGD
+    ([0.0, 1e-3, 2e-3, 5e-3], "frozen_parameters"),  # the first group never moves, the rest do
+    ([3e-5, 1e-4, 1e-3, 1e-2], None),  # the spread of a healthy model under Adam (down to 3e-3 in the bench)
+])
+def test_update_ratios_fading_layer_by_layer_to_zero_are_vanishing_not_a_freeze(tmp_path, medians, want):
+    # Only update ratios logged, no per-group gradient norms: a group whose update is exactly 0 is frozen
+    # only when the other groups' updates do not fade towards it (float32 rounds a far smaller step to 0).
+    rng = np.random.default_rng(18)
+    count = 200
+    loss = learning_curve(count, rng, start=2.3, end=0.6, noise=0.05)
+    path = write_log(tmp_path, records(loss, **update_groups(medians, count, rng)), start={"num_classes": 10})
+    assert labels(path)[:1] == ([want] if want else [])
+
+
 def test_groups_that_drift_apart_while_the_loss_thrashes_are_not_vanishing(tmp_path):
     # A healthy ratio (0.2) for the first records; then the learning rate throws the weights around, the
     # largest group's norm grows a thousandfold and the smallest looks starved -- a consequence, not the

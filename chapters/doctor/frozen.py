@@ -7,6 +7,12 @@ its records while another group moves. Without per-group keys: ``trainable_param
 frozen token embedding (``requires_grad=False``, a forgotten freeze from fine-tuning code) still trains "a
 bit" through the other layers, so the loss curve alone only looks slow; the update ratio shows 0 at once.
 For scale, CS231n's rule of thumb is an update ratio near 1e-3 for a healthy layer.
+
+An update of exactly 0 is also what float32 makes of a step far below a weight's precision: when the other
+groups' update ratios fade layer by layer over five orders of magnitude and more
+(:func:`gradients.updates_vanish`), the zero groups are the end of that fade -- vanishing gradients,
+which that rule reports -- not a freeze. (Until 2026-12-02 such runs, logging update ratios and no
+per-group gradient norms, were ``frozen_parameters`` at 0.9.)
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from chapters.doctor.findings import Finding
+from chapters.doctor.gradients import updates_vanish
 
 ZERO = 1e-12
 LESSON = "docs/doctor.md#frozen_parameters"
@@ -22,8 +29,8 @@ LESSON = "docs/doctor.md#frozen_parameters"
 def check(run) -> list[Finding]:
     for prefix in ("update_ratio", "grad_norm"):
         keys = [c for c in run.train.columns if isinstance(c, str) and c.startswith(prefix + "/")]
-        if len(keys) < 2:
-            continue
+        if len(keys) < 2 or (prefix == "update_ratio" and updates_vanish(run)):
+            continue  # too few groups; or updates fading layer by layer to nothing: vanishing gradients
         table = run.train[keys].astype(float)
         zero_share = (table.abs() < ZERO).sum() / table.notna().sum().replace(0, np.nan)
         frozen = [k for k in keys if zero_share.get(k, 0) >= 0.9 and not _has_gradient(run, k)]

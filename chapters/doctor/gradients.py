@@ -31,8 +31,10 @@ group's norm a thousandfold and leaves the embedding looking starved (a thrashin
 what was built in its first records (1e-7 there, 7e-4 over the first third). A group that goes quiet only
 after the loss blew up is a consequence too, so when the loss blew up (:func:`signals.blew_up`) before the
 end of that first stretch the rule stays silent (an LR far too high saturates the network from the first
-steps). Without per-group norms: the median total norm.
-Threshold: ratio below ``VANISH_RATIO``,
+steps). Without per-group norms, the same ratio of the groups' *update ratios* (``update_ratio/<group>``),
+then the median total norm.
+Threshold: ratio below ``VANISH_RATIO`` (gradient norms) or ``UPDATE_VANISH_RATIO`` (update ratios: adaptive
+optimizers rescale every weight's step, so a healthy model's groups spread wider there),
 or a total norm below ``VANISH_TOTAL``. Why: when early layers get a thousandth of the gradient of late
 ones, they do not learn (the same mechanism run the other way: Jacobians with norm below 1). A group whose
 norm is exactly zero is frozen or dead, not vanishing: the frozen rule reports it.
@@ -46,6 +48,7 @@ set (seeds 5-6 / 5): 93/111, 3/40 (docs/doctor.md).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.plateau import dead_network
@@ -57,6 +60,9 @@ EXPLODE = 10.0
 SPIKE = 100.0
 VANISH_RATIO = 1e-3
 VANISH_TOTAL = 1e-6
+# The same spread read off the update ratios (logs without per-group gradient norms) must be far wider:
+# adaptive optimizers rescale every weight's step, and the benchmark's healthy runs spread down to 3e-3.
+UPDATE_VANISH_RATIO = 1e-5
 LESSON = "docs/doctor.md#grad_explosion"
 
 
@@ -114,25 +120,44 @@ def _explode_finding(step, score, evidence) -> Finding:
 
 
 def _vanishing(run) -> list[Finding]:
-    keys = group_keys(run.train, "grad_norm")
-    if len(keys) >= 2:
-        table = run.train[keys].astype(float).replace(0.0, np.nan)
-        table = table[table.notna().sum(axis=1) >= 2]  # zero (frozen) groups are left out
-        ratio = (table.min(axis=1) / table.max(axis=1)).dropna()
-        ratio = ratio.iloc[: max(5, len(ratio) // 20)]  # the network as built, before anything went wrong
-        if len(ratio) >= 5 and float(ratio.median()) < VANISH_RATIO and not _blew_up_by(run, ratio.index[-1]):
+    for prefix, limit in (("grad_norm", VANISH_RATIO), ("update_ratio", UPDATE_VANISH_RATIO)):
+        ratio, table = early_spread(run, prefix)
+        if len(ratio) >= 5 and float(ratio.median()) < limit and not _blew_up_by(run, ratio.index[-1]):
             medians = table.median()
             weakest, strongest = medians.idxmin(), medians.idxmax()
             value = float(ratio.median())
             first = int(run.train.loc[ratio.index[0], "step"])
-            return [_vanish_finding(first, confidence(0.78, VANISH_RATIO / max(value, 1e-30)),
+            return [_vanish_finding(first, confidence(0.78, limit / max(value, 1e-30)),
                                     f"{weakest} is {value:.1e} of {strongest} (median over {len(ratio)} "
-                                    f"records; below {VANISH_RATIO:g})")]
+                                    f"records; below {limit:g})")]
+        if len(table.columns) >= 2 and prefix == "grad_norm":
+            break  # the gradients themselves were logged: the updates add nothing to them
     norms = run.curve("grad_norm")
     if len(norms) >= 5 and 0 < float(norms.median()) < VANISH_TOTAL:
         return [_vanish_finding(int(norms.index[0]), 0.7, f"the total gradient norm has median "
                                                           f"{norms.median():.1e} (below {VANISH_TOTAL:g})")]
     return []
+
+
+def early_spread(run, prefix: str) -> tuple[pd.Series, pd.DataFrame]:
+    """(smallest non-zero group / largest group) of ``prefix``'s groups (``grad_norm/<group>`` or
+    ``update_ratio/<group>``) on each of the run's first records -- 5 %, at least 5 -- and the table of the
+    groups' values (zeros as NaN: a frozen or dead group is left out). Empty without two groups."""
+    keys = group_keys(run.train, prefix)
+    if len(keys) < 2:
+        return pd.Series(dtype=float), pd.DataFrame()
+    table = run.train[keys].astype(float).replace(0.0, np.nan)
+    table = table[table.notna().sum(axis=1) >= 2]
+    ratio = (table.min(axis=1) / table.max(axis=1)).dropna()
+    return ratio.iloc[: max(5, len(ratio) // 20)], table
+
+
+def updates_vanish(run) -> bool:
+    """Do the groups' update ratios span more than :data:`UPDATE_VANISH_RATIO` from the first records on
+    (:func:`early_spread`)? Then a group whose update is exactly 0 is the bottom of that attenuation, its
+    updates rounded to nothing in float32, rather than a frozen group."""
+    ratio, _ = early_spread(run, "update_ratio")
+    return len(ratio) >= 5 and float(ratio.median()) < UPDATE_VANISH_RATIO
 
 
 def _died(run) -> bool:
