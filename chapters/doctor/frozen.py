@@ -8,8 +8,8 @@ frozen token embedding (``requires_grad=False``, a forgotten freeze from fine-tu
 bit" through the other layers, so the loss curve alone only looks slow; the update ratio shows 0 at once.
 For scale, CS231n's rule of thumb is an update ratio near 1e-3 for a healthy layer.
 
-An update of exactly 0 is also what float32 makes of a step far below a weight's precision: when the other
-groups' update ratios fade layer by layer over five orders of magnitude and more
+An update of exactly 0 is also what float32 makes of a step far below a weight's precision: when the
+groups' update ratios fade layer by layer, the smallest moving one below 1e-4 of the median group's
 (:func:`gradients.updates_vanish`), the zero groups are the end of that fade -- vanishing gradients,
 which that rule reports -- not a freeze. (Until 2026-12-02 such runs, logging update ratios and no
 per-group gradient norms, were ``frozen_parameters`` at 0.9.)
