@@ -85,9 +85,11 @@ def steps_within_epochs(rows: list[dict]) -> list[dict]:
 
 
 def nested_start(event: dict) -> dict:
-    """``event`` (a ``run_start``) with its facts moved into a ``config`` dict, ``num_classes`` as ``num_labels``."""
+    """``event`` (a ``run_start``) with its facts moved into a ``config`` dict, ``num_classes`` spelled
+    ``num_labels``."""
     facts = {("num_labels" if key == "num_classes" else key): event[key] for key in FACTS if key in event}
-    return {**{key: value for key, value in event.items() if key not in FACTS}, "config": {**event.get("config", {}), **facts}}
+    rest = {key: value for key, value in event.items() if key not in FACTS}
+    return {**rest, "config": {**event.get("config", {}), **facts}}
 
 
 def relog_file(source: Path, target: Path, habit: str) -> None:

@@ -31,8 +31,8 @@ group's norm a thousandfold and leaves the embedding looking starved (a thrashin
 what was built in its first records (1e-7 there, 7e-4 over the first third). A group that goes quiet only
 after the loss blew up is a consequence too, so when the loss blew up (:func:`signals.blew_up`) before the
 end of that first stretch the rule stays silent (an LR far too high saturates the network from the first
-steps). Without per-group norms, the groups' *update ratios* (``update_ratio/<group>``), then the median total
-norm.
+steps). Without per-group norms, the groups' *update ratios* (``update_ratio/<group>``), then the median
+total norm.
 Threshold: ratio below ``VANISH_RATIO`` (gradient norms) or, for update ratios, the smallest group below
 ``UPDATE_VANISH_RATIO`` of the *median* group (a group whose weights start at zero has an update ratio
 near 1, so the largest group is no yardstick there),

@@ -6,13 +6,15 @@ starts again at every epoch. Read literally, such a log goes backwards at every 
 what a resumed run's log does, and the resumed-run rule (the later record of a repeated step wins) keeps
 the last epoch alone: a ten-epoch run becomes its final tenth, and the doctor judges what is left.
 
-The two are told apart by what happens where the epoch changes. A run counting its steps from the start
+The two are told apart by what happens where the epoch increases. A run counting its steps from the start
 moves *forward* there; one counting them within the epoch goes back, or -- with epochs a step long --
-logs the same step again. So a log is read this way when (:func:`restarts_every_epoch`), cut into pieces
-wherever it was resumed (the epoch goes back, or the step goes back inside an epoch: a checkpoint's),
+logs the same step again. So a log is read this way when (:func:`restarts_every_epoch`)
 
-* in no piece does the step move forward where the epoch increases,
-* and somewhere it goes back there, or one step is trained in two epochs.
+* at no place where the epoch increases does the step move forward,
+* and at one at least it goes back, or one step is trained in two epochs.
+
+A resume happens where the epoch does not increase (it goes back with the step, or stays while the step
+goes back to a checkpoint's), so these tests do not look at it, and a resumed run keeps its reading.
 
 A record without an epoch belongs to the epoch of the record before it (an evaluation written after a
 training record). Each epoch is then moved past the ones before it (:func:`steps_since_start`): by
@@ -68,9 +70,9 @@ def steps_since_start(frame: pd.DataFrame, training: np.ndarray, steps_per_epoch
 
 
 def epoch_lengths(steps: np.ndarray, epochs: np.ndarray) -> pd.Series:
-    """Each epoch's length in steps, indexed by epoch: from its first to its last
-    record plus one logging interval (the median step between records of one epoch), and at least its
-    last step (a loop counting from 1 logs the epoch's length there) and 1."""
+    """Each epoch's length in steps, indexed by epoch: from its first to its last record plus one logging
+    interval (the median step between records of one epoch), and at least its last step (a loop counting
+    from 1 logs the epoch's length there) and 1."""
     moves = np.diff(steps)[np.diff(epochs) == 0]
     interval = float(np.median(moves[moves > 0])) if (moves > 0).any() else 0.0
     spans = pd.Series(steps).groupby(epochs).agg(["min", "max"])
