@@ -126,9 +126,9 @@ def thrown_back(run, loss, start) -> tuple[int, float, float, float] | None:
         if len(before) < 3 or len(after) < stretch:
             continue
         level, back = float(smooth(before, window).iloc[-1]), float(after.iloc[:stretch].median())
-        if level <= start * (1 - MIN_DROP):
-            if math.log(back / level) >= GAVE_BACK * math.log(start / level):
-                return step, level, back, float(factors[position - 1])
+        learned = level <= start * (1 - MIN_DROP)
+        if learned and math.log(back / level) >= GAVE_BACK * math.log(start / level):
+            return step, level, back, float(factors[position - 1])
     return None
 
 

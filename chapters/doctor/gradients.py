@@ -123,20 +123,22 @@ def _explode_finding(step, score, evidence) -> Finding:
 
 
 def _vanishing(run) -> list[Finding]:
-    for prefix, limit, yardstick in (("grad_norm", VANISH_RATIO, "max"),
-                                     ("update_ratio", UPDATE_VANISH_RATIO, "median")):
-        ratio, table = early_spread(run, prefix, yardstick)
-        if len(ratio) >= 5 and float(ratio.median()) < limit and not _blew_up_by(run, ratio.index[-1]):
-            medians = table.median()
-            weakest = medians.idxmin()
-            strongest = medians.idxmax() if yardstick == "max" else "the median group"
-            value = float(ratio.median())
-            first = int(run.train.loc[ratio.index[0], "step"])
-            return [_vanish_finding(first, confidence(0.78, limit / max(value, 1e-30)),
-                                    f"{weakest} is {value:.1e} of {strongest} (median over {len(ratio)} "
-                                    f"records; below {limit:g})")]
-        if len(table.columns) >= 2 and prefix == "grad_norm":
-            break  # the gradients themselves were logged: the updates add nothing to them
+    # The gradients themselves when they were logged per group (the updates add nothing to them), else the
+    # updates.
+    if len(group_keys(run.train, "grad_norm")) >= 2:
+        prefix, limit, yardstick = "grad_norm", VANISH_RATIO, "max"
+    else:
+        prefix, limit, yardstick = "update_ratio", UPDATE_VANISH_RATIO, "median"
+    ratio, table = early_spread(run, prefix, yardstick)
+    if len(ratio) >= 5 and float(ratio.median()) < limit and not _blew_up_by(run, ratio.index[-1]):
+        medians = table.median()
+        weakest = medians.idxmin()
+        strongest = medians.idxmax() if yardstick == "max" else "the median group"
+        value = float(ratio.median())
+        first = int(run.train.loc[ratio.index[0], "step"])
+        return [_vanish_finding(first, confidence(0.78, limit / max(value, 1e-30)),
+                                f"{weakest} is {value:.1e} of {strongest} (median over {len(ratio)} "
+                                f"records; below {limit:g})")]
     norms = run.curve("grad_norm")
     if len(norms) >= 5 and 0 < float(norms.median()) < VANISH_TOTAL:
         return [_vanish_finding(int(norms.index[0]), 0.7, f"the total gradient norm has median "

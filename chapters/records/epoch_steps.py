@@ -50,7 +50,7 @@ def steps_since_start(frame: pd.DataFrame, training: np.ndarray, steps_per_epoch
     """``frame`` (the reader's table, a row per record in file order; ``training``: its rows holding a
     training loss) with its steps counted from the start of the run, when they were counted from the start
     of each epoch; unchanged otherwise."""
-    if "epoch" not in frame or len(frame) < 2:
+    if "epoch" not in frame:
         return frame
     epochs = frame["epoch"].ffill().to_numpy(dtype=float)
     steps = frame["step"].to_numpy(dtype=np.int64)
