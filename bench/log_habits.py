@@ -12,6 +12,8 @@
 * ``epoch_steps``: ``step`` counts the steps since the epoch began (``for i, batch in enumerate(loader)``),
   so it starts again at every epoch -- by ``steps_per_epoch`` where ``run_start`` declares it, otherwise
   from half-way between the epoch's first record and the last record before it;
+* ``ema``: ``train_loss`` is an exponential moving average over the steps (``smooth = 0.98 * smooth +
+  0.02 * loss``, the smoothed loss many hand-written loops print), over the logged records;
 * ``nested_start``: ``run_start``'s facts (``num_classes``, ``vocab_size``, ``loss_floor``...) inside a
   ``config`` dict it carries, the class count spelled ``num_labels`` (Hugging Face's name) -- a trainer that
   logs its hyper-parameters as one dict.
@@ -25,7 +27,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-HABITS = ("separate", "carried", "fixed_schema", "epoch_mean", "epoch_steps", "nested_start")
+HABITS = ("separate", "carried", "fixed_schema", "epoch_mean", "epoch_steps", "nested_start", "ema")
+EMA_KEEP = 0.98  # per step: ``smooth = 0.98 * smooth + 0.02 * loss``, a time constant of 50 steps
 FACTS = ("vocab_size", "num_classes", "loss_floor", "steps_per_epoch", "total_params", "trainable_params")
 
 
@@ -35,6 +38,8 @@ def relog(rows: list[dict], habit: str) -> list[dict]:
         return rows
     if habit == "epoch_mean":
         return running_epoch_means(rows)
+    if habit == "ema":
+        return moving_averages(rows)
     if habit == "epoch_steps":
         return steps_within_epochs(rows)
     if habit == "nested_start":
@@ -64,6 +69,22 @@ def running_epoch_means(rows: list[dict]) -> list[dict]:
                 epoch, total, count = row.get("epoch"), 0.0, 0
             total, count = total + row["train_loss"], count + 1
             row = {**row, "train_loss": total / count}
+        out.append(row)
+    return out
+
+
+def moving_averages(rows: list[dict], keep: float = EMA_KEEP) -> list[dict]:
+    """``rows`` with each ``train_loss`` replaced by an exponential moving average that keeps ``keep`` of
+    itself per step (``keep ** steps`` between two records), started at the first record's value."""
+    out, average, last = [], None, 0
+    for row in rows:
+        if "train_loss" in row and "event" not in row and row["train_loss"] is not None:
+            if average is None:
+                average = row["train_loss"]
+            weight = keep ** max(1, row["step"] - last)
+            average = weight * average + (1 - weight) * row["train_loss"]
+            last = row["step"]
+            row = {**row, "train_loss": average}
         out.append(row)
     return out
 

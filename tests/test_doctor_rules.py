@@ -247,6 +247,28 @@ def test_a_run_thrown_back_to_its_start_where_the_lr_jumped_is_divergence_a_warm
         assert found[0].caused_by == "lr" and found[0].step == 1510 and "x50" in found[0].evidence
 
 
+@pytest.mark.parametrize("climb, want", [(True, ["divergence", "nan_loss"]), (False, ["nan_loss"])])
+def test_a_loss_that_climbs_before_it_turns_nan_is_divergence_first(tmp_path, climb, want):
+    # Learned ln 4 -> 0.8; from step 1500 the LR is 50x and the loss climbs to 200x ln K over ten records,
+    # then overflows (NaN to the end): the divergence went first, the NaN is where it ended. Without the
+    # climb -- a NaN out of a healthy run, as one batch of ignored labels gives -- the NaN is the finding.
+    rng = np.random.default_rng(23)
+    count = 200
+    t = np.arange(count)
+    loss = learning_curve(count, rng, start=math.log(4), end=0.8)
+    if climb:
+        loss = np.where(t >= 150, 0.8 * np.exp((t - 149) * 0.6), loss)
+    loss = np.where(t >= 160, np.nan, loss)
+    rows = records(loss)
+    for row, step in zip(rows, t):
+        row["lr"] = 0.002 * (50 if climb and step >= 150 else 1)
+    found = diagnose(write_log(tmp_path, rows, start={"num_classes": 4})).findings
+    assert [f.anomaly for f in found] == want
+    assert found[-1].anomaly != "nan_loss" or found[-1].step == 1610
+    if climb:
+        assert found[0].caused_by == "lr" and found[1].confidence <= 0.7  # a symptom below its cause
+
+
 def test_the_same_bounce_with_a_steady_lr_is_left_to_oscillation(tmp_path):
     rng = np.random.default_rng(5)
     count = 300

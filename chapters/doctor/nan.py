@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from chapters.doctor.findings import Finding
+from chapters.doctor.schedule import LR_JUMP, lr_jump
 
 LESSON = "docs/doctor.md#nan_loss"
 
@@ -37,6 +38,9 @@ def check(run) -> list[Finding]:
         lr = run.train.loc[run.train["step"] <= step, "lr"].dropna()
         if len(lr):
             evidence += f" at lr {lr.iloc[-1]:.3g}"
+        jump = lr_jump(run, step, 2)
+        if jump >= LR_JUMP:
+            evidence += f", just after the learning rate rose x{jump:.0f}"
     return [Finding(
         "nan_loss", 0.97, step, evidence,
         fix="lower the peak learning rate or lengthen warmup, clip gradients; check the batch for empty "

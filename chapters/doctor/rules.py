@@ -24,6 +24,8 @@ RULES = [nan, oom, leakage, frozen, no_shuffle, gradients, divergence, overfitti
 # loss left, which no shuffling or gradient pattern explains).
 CONSEQUENCES = {
     "grad_explosion": {"divergence", "oscillation"},
+    # a loss thrown far above the untrained level overflows in the end: the NaN is where the divergence ended
+    "divergence": {"nan_loss"},
     "vanishing_gradients": {"loss_plateau"},
     "frozen_parameters": {"loss_plateau"},
     "no_shuffle": {"oscillation", "divergence", "overfitting", "grad_explosion"},
