@@ -113,6 +113,22 @@ def test_a_run_that_blew_up_before_its_first_record_is_divergence_when_its_class
     assert labels(write_log(tmp_path, records(loss), start=start))[:1] == ["divergence"]
 
 
+@pytest.mark.parametrize("blown, want", [(True, ["divergence", "frozen_parameters"]), (False, ["frozen_parameters"])])
+def test_units_killed_by_a_blow_up_are_not_a_freeze(tmp_path, blown, want):
+    # Adam at an LR far too high: 1.7e6 at the first record, then stuck near ln 6 -- and from the first
+    # record no gradient reaches the feature layer (every ReLU switched off), while the head still moves.
+    # That zero gradient is what the blow-up left, not requires_grad=False: the divergence comes first.
+    # The same zero gradient in a run that learns normally is a freeze.
+    rng = np.random.default_rng(8)
+    count = 150
+    loss = np.concatenate([[1.7e6, 3e3, 40.0], 1.85 * np.exp(rng.normal(0, 0.03, count - 3))]) if blown else \
+        learning_curve(count, rng, start=math.log(6), end=0.9)
+    rows = records(loss, **{"grad_norm/features": np.zeros(count), "grad_norm/head": rng.uniform(0.1, 1, count)})
+    found = diagnose(write_log(tmp_path, rows, start={"num_classes": 6})).findings
+    assert [f.anomaly for f in found] == want
+    assert found[-1].confidence <= (0.7 if blown else 0.9)
+
+
 def test_val_loss_steadily_a_little_below_the_floor_is_leakage(tmp_path):
     rng = np.random.default_rng(6)
     train = records(learning_curve(200, rng, end=0.5))

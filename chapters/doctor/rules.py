@@ -24,8 +24,10 @@ RULES = [nan, oom, leakage, frozen, no_shuffle, gradients, divergence, overfitti
 # loss left, which no shuffling or gradient pattern explains).
 CONSEQUENCES = {
     "grad_explosion": {"divergence", "oscillation"},
-    # a loss thrown far above the untrained level overflows in the end: the NaN is where the divergence ended
-    "divergence": {"nan_loss"},
+    # a loss thrown far above the untrained level overflows in the end (the NaN is where the divergence
+    # ended), and one huge update switches every ReLU off, so no gradient reaches the layers below: zero
+    # gradients that look like a freeze
+    "divergence": {"nan_loss", "frozen_parameters"},
     "vanishing_gradients": {"loss_plateau"},
     "frozen_parameters": {"loss_plateau"},
     "no_shuffle": {"oscillation", "divergence", "overfitting", "grad_explosion"},
