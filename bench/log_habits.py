@@ -14,6 +14,8 @@
   from half-way between the epoch's first record and the last record before it;
 * ``ema``: ``train_loss`` is an exponential moving average over the steps (``smooth = 0.98 * smooth +
   0.02 * loss``, the smoothed loss many hand-written loops print), over the logged records;
+* ``epoch_end``: one training record an epoch, at its last step, holding the epoch's mean training loss,
+  and the epoch's last evaluation (Keras' ``History``, a loop that logs once per epoch);
 * ``nested_start``: ``run_start``'s facts (``num_classes``, ``vocab_size``, ``loss_floor``...) inside a
   ``config`` dict it carries, the class count spelled ``num_labels`` (Hugging Face's name) -- a trainer that
   logs its hyper-parameters as one dict.
@@ -27,7 +29,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-HABITS = ("separate", "carried", "fixed_schema", "epoch_mean", "epoch_steps", "nested_start", "ema")
+HABITS = ("separate", "carried", "fixed_schema", "epoch_mean", "epoch_steps", "nested_start", "ema", "epoch_end")
 EMA_KEEP = 0.98  # per step: ``smooth = 0.98 * smooth + 0.02 * loss``, a time constant of 50 steps
 FACTS = ("vocab_size", "num_classes", "loss_floor", "steps_per_epoch", "total_params", "trainable_params")
 
@@ -40,6 +42,8 @@ def relog(rows: list[dict], habit: str) -> list[dict]:
         return running_epoch_means(rows)
     if habit == "ema":
         return moving_averages(rows)
+    if habit == "epoch_end":
+        return epoch_ends(rows)
     if habit == "epoch_steps":
         return steps_within_epochs(rows)
     if habit == "nested_start":
@@ -86,6 +90,36 @@ def moving_averages(rows: list[dict], keep: float = EMA_KEEP) -> list[dict]:
             last = row["step"]
             row = {**row, "train_loss": average}
         out.append(row)
+    return out
+
+
+def epoch_ends(rows: list[dict]) -> list[dict]:
+    """``rows`` logged once an epoch: one training record at the epoch's last logged step, its ``train_loss``
+    the mean of the epoch's records (the other keys as the last record had them), and the epoch's last
+    evaluation. A record without an ``epoch`` closes an epoch of its own."""
+    out, pending, losses, evaluation, epoch = [], None, [], None, object()
+
+    def close():
+        if pending is not None:
+            out.append({**pending, "train_loss": sum(losses) / len(losses)})
+        if evaluation is not None:
+            out.append(evaluation)
+
+    for row in rows:
+        if "event" in row:
+            close()
+            pending, losses, evaluation, epoch = None, [], None, object()
+            out.append(row)
+            continue
+        if "train_loss" in row and row.get("epoch", object()) != epoch:
+            close()
+            pending, losses, evaluation, epoch = None, [], None, row.get("epoch", object())
+        if "train_loss" in row:
+            pending = row
+            losses.append(row["train_loss"])
+        else:
+            evaluation = row
+    close()
     return out
 
 

@@ -129,6 +129,19 @@ def test_units_killed_by_a_blow_up_are_not_a_freeze(tmp_path, blown, want):
     assert found[-1].confidence <= (0.7 if blown else 0.9)
 
 
+@pytest.mark.parametrize("losses, want", [
+    ([1.80, 1.79, 1.79, 1.80, 1.79], ["loss_plateau"]),  # stuck at ln 6 = 1.79 for five epochs
+    ([1.20, 0.95, 40.0, 35.0, 38.0], ["divergence"]),  # thrown far above ln 6 and kept there
+    ([1.20, 0.95, 0.80, 0.72, 0.68], []),  # learning: healthy
+])
+def test_a_run_logged_once_an_epoch_for_five_epochs_is_judged(tmp_path, losses, want):
+    # Five records, one an epoch (Keras' History, a loop that logs once per epoch): what a reader sees at a
+    # glance, the doctor must see too -- until 2026-12-02 it asked for 6 (divergence) and 8 (plateau).
+    rows = [{"step": 64 * (i + 1), "epoch": i, "train_loss": value, "lr": 1e-3} for i, value in enumerate(losses)]
+    start = {"num_classes": 6, "loss_floor": 0.5, "steps_per_epoch": 64}
+    assert labels(write_log(tmp_path, rows, start=start))[:1] == want
+
+
 def test_val_loss_steadily_a_little_below_the_floor_is_leakage(tmp_path):
     rng = np.random.default_rng(6)
     train = records(learning_curve(200, rng, end=0.5))

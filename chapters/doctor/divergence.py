@@ -51,6 +51,9 @@ from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump
 from chapters.doctor.signals import blew_up, first_sustained, reference_level, smooth, window_for
 
 LR_CAUSE = 0.9
+# A run logged once an epoch for five epochs: a sustained rise is 3 records (``max(3, 2 %)``), with two
+# before it to say where the run was. (6 until 2026-12-02, which left such logs "healthy".)
+MIN_RECORDS = 5
 LESSON = "docs/doctor.md#divergence"
 FIX = "lower the learning rate (2-10x), add or lengthen warmup, clip gradients at 1.0"
 EXPERIMENT = "LR range test: short runs at LRs a factor 3 apart; keep the largest that falls smoothly"
@@ -58,10 +61,8 @@ EXPERIMENT = "LR range test: short runs at LRs a factor 3 apart; keep the larges
 
 def check(run) -> list[Finding]:
     loss = run.curve("train_loss")
-    if len(loss) < 6:
-        return []
     loss = loss[loss > 0]
-    if len(loss) < 6:
+    if len(loss) < MIN_RECORDS:
         return []
     start = reference_level(run, loss)
     if start <= 0:

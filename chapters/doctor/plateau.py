@@ -46,6 +46,9 @@ from chapters.doctor.signals import (blew_up, first_sustained, noise_scale, refe
                                      tail, window_for)
 
 MIN_DROP = 0.1
+# Five epochs logged once each is enough to see a flat line (8 until 2026-12-02); a log that short usually
+# starts late -- its first record is an epoch's mean -- and is then judged only against a declared floor.
+MIN_RECORDS = 5
 GAVE_BACK = 0.8
 DEAD_GRADIENT = 0.5
 FLAT = 0.1  # per-record log-loss noise of a dead network: its batches only differ in their labels
@@ -60,7 +63,7 @@ FIX = ("raise the learning rate (LR range test), check that labels match inputs 
 def check(run) -> list[Finding]:
     loss = run.curve("train_loss")
     loss = loss[loss > 0]
-    if len(loss) < 8 or run.nonfinite["train_loss"].any():
+    if len(loss) < MIN_RECORDS or run.nonfinite["train_loss"].any():
         return []
     start = reference_level(run, loss)
     died = dead_network(run, loss, start)
