@@ -142,6 +142,16 @@ def test_a_run_logged_once_an_epoch_for_five_epochs_is_judged(tmp_path, losses, 
     assert labels(write_log(tmp_path, rows, start=start))[:1] == want
 
 
+@pytest.mark.parametrize("level, want", [(math.log(6), ["loss_plateau"]), (0.4 * math.log(6), [])])
+def test_a_log_that_starts_late_is_stuck_when_it_sits_at_the_declared_ln_k(tmp_path, level, want):
+    # Only the last sixth of a run is logged (a resumed run's file): flat either way. Without a reference,
+    # stuck and converged look alike; with run_start's class count, ln K says which -- no floor needed.
+    rng = np.random.default_rng(4)
+    rows = [{"step": 5000 + 10 * i, "train_loss": float(level * np.exp(rng.normal(0, 0.01))), "lr": 1e-3}
+            for i in range(100)]
+    assert labels(write_log(tmp_path, rows, start={"num_classes": 6}))[:1] == want
+
+
 def test_val_loss_steadily_a_little_below_the_floor_is_leakage(tmp_path):
     rng = np.random.default_rng(6)
     train = records(learning_curve(200, rng, end=0.5))

@@ -9,7 +9,8 @@ cuts a random model's loss by far more than 10 % within a few hundred steps; a f
 are too small (learning rate 100-1000x too low), the network is dead, or the labels carry no signal (a label
 bug). Unless the validation loss is still coming down (:func:`val_still_falling`): then the run is learning
 slowly, and its train loss is too noisy to show it. A log that starts
-late (a resumed run's tail) cannot tell "stuck" from "converged", so it needs a floor.
+late (a resumed run's tail) cannot tell "stuck" from "converged" against its own first record, so it needs
+a floor or a declared class count (a run still at ln K is stuck wherever its log starts).
 
 Died. Statistic (:func:`relapse`, then :func:`dead_network`): the run learned -- its smoothed loss fell
 below the reference by at least ``MIN_DROP`` (what "learning" means above) *and* by ``NOISE_UNITS`` of the
@@ -47,7 +48,7 @@ from chapters.doctor.signals import (blew_up, first_sustained, noise_scale, refe
 
 MIN_DROP = 0.1
 # Five epochs logged once each is enough to see a flat line (8 until 2026-12-02); a log that short usually
-# starts late -- its first record is an epoch's mean -- and is then judged only against a declared floor.
+# starts late -- its first record is an epoch's mean -- and is then judged against a declared floor or ln K.
 MIN_RECORDS = 5
 GAVE_BACK = 0.8
 DEAD_GRADIENT = 0.5
@@ -79,7 +80,7 @@ def check(run) -> list[Finding]:
     best = float(smooth(loss, window_for(len(loss))).min())
     floor = run.info("loss_floor")
     starts_late = loss.index[0] > max(50, 0.1 * loss.index[-1])
-    if start <= 0 or (starts_late and floor is None):
+    if start <= 0 or (starts_late and floor is None and run.class_count is None):
         return []
     if floor is not None and best <= floor * 1.1 + 0.02:
         return []  # at the floor: converged, not stuck
