@@ -1,7 +1,7 @@
 """The doctor on runs from code it was not written against: six families, leave-one-family-out.
 
     OMP_NUM_THREADS=1 nice python bench/doctor_families.py [--seeds 0,1,2] [--out runs/doctor-families]
-        [--workers 1] [--fresh] [--misses] [--held-out [--held-out-seeds 4]] [--habit carried|fixed_schema|epoch_mean|epoch_steps|nested_start]
+        [--workers 1] [--fresh] [--misses] [--held-out [--held-out-seeds 4]] [--habit H]
 
 Generates every case of ``bench/families`` (cached under ``--out``), diagnoses each log, and prints:
 
@@ -18,9 +18,11 @@ at ``--seeds``, and the six tuned-on families at ``--held-out-seeds`` (default `
 once, at the end: a figure that steered a change is no longer held out -- the next change needs seeds no run
 of this script has used (``--seeds 5,6 --held-out-seeds 5`` after 0-2 and 4 were seen).
 
-``--habit`` rewrites every log as another logger would write its losses (``bench/log_habits.py``: the
+``--habit H`` rewrites every log as another logger would write its losses (``bench/log_habits.py``: the
 validation loss carried forward on every record, a fixed schema with ``null`` placeholders, the training
-loss as the running mean of its epoch) into ``OUT-HABIT`` and diagnoses those: the figures should not move.
+loss as the running mean of its epoch or as a moving average, steps counted within the epoch, the facts in
+a config dict, one record an epoch) into ``OUT-HABIT`` and diagnoses those: the figures should not move --
+except where a habit hides the evidence (one record an epoch averages a within-epoch saw-tooth away).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 random parameters.
 
     OMP_NUM_THREADS=1 python bench/doctor_shapes.py [--seeds 30] [--out runs/doctor-shapes] [--misses]
-                                                    [--habit separate|carried|fixed_schema|epoch_mean|epoch_steps|nested_start]
+                                                    [--habit H]
 
 ``bench/doctor_families.py`` trains real models, so its curves are what training produces -- including runs
 whose injected fault did not take. This benchmark writes the *shapes* directly: a loss that jumps before the

@@ -4,6 +4,11 @@ Statistic: the first step whose ``train_loss`` or ``val_loss`` was *written* non
 ``Infinity``, ``null``), or a ``nan`` event. Threshold: one is enough -- a NaN is not noise, and once the
 weights hold one every later step is NaN too. Why a rule at all: many loggers (Hugging Face's default among
 them) filter NaN losses out of their curves; ours keep them, so the doctor can point at the step.
+
+The evidence names what the log shows just before: the last finite loss, the LR, and an LR that rose
+several-fold in the two records before the NaN (:mod:`chapters.doctor.schedule`) -- the usual cause. A loss
+that climbed far above the untrained level before it overflowed is a ``divergence`` that ended in NaN, and
+the ranking lists that finding first (``rules.CONSEQUENCES``).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ def check(run) -> list[Finding]:
         lr = run.train.loc[run.train["step"] <= step, "lr"].dropna()
         if len(lr):
             evidence += f" at lr {lr.iloc[-1]:.3g}"
-        jump = lr_jump(run, step, 2)
+        jump = lr_jump(run, step, around=2)
         if jump >= LR_JUMP:
             evidence += f", just after the learning rate rose x{jump:.0f}"
     return [Finding(
