@@ -291,6 +291,20 @@ def test_follow_refuses_a_binary_file(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------ 9. keep-last
+def test_a_reader_that_closes_the_pipe_gets_no_traceback(tmp_path):
+    # `clinic diagnose RUN | head -1`: head exits after one line. The report's next write then fails with
+    # EPIPE; the command must stop quietly, as a process killed by SIGPIPE does.
+    log = tmp_path / "metrics.jsonl"
+    log.write_text("".join(json.dumps({"step": s, "train_loss": 2.0, "lr": 1e-3}) + "\n" for s in range(1, 60)))
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader is gone before the command writes a byte
+    result = subprocess.run([sys.executable, "-m", "chapters.cli", "diagnose", str(log)], stdout=writer,
+                            stderr=subprocess.PIPE, text=True, env=CHILD_ENV, timeout=120)
+    os.close(writer)
+    assert "Traceback" not in result.stderr and result.stderr == "", result.stderr
+    assert result.returncode == 141
+
+
 def test_one_damaged_latest_checkpoint_leaves_a_good_one(tmp_path):
     ckpt = tmp_path / "ck"
     result = clinic("train", "--steps", "6", "--quiet", "--batch-size", "8", "--eval-every", "100",

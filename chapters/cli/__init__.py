@@ -5,7 +5,8 @@ Adding a verb is one module with ``add_parser(subparsers)`` and ``run(args) -> i
 
 :func:`main` is the one place that turns the errors a user can cause into that line: a ``UsageError``
 (exit 2); a file the system refuses -- missing, a directory, no permission (exit 2), a full disk (exit 1,
-naming the filesystem); Ctrl-C or a scheduler's SIGTERM (exit 130 / 143). Anything else is a bug in the
+naming the filesystem); Ctrl-C or a scheduler's SIGTERM (exit 130 / 143); a reader that closed the pipe
+(``| head``: exit 141, silently). Anything else is a bug in the
 course and keeps its traceback: hiding it would hide the bug.
 
 The CLI is the top layer: it imports ``chapters`` and ``autograder``, and neither imports it back (the error
@@ -33,6 +34,7 @@ VERBS = [train, reproduce, replay, diagnose, plot, compare, ckpt, sanity, estima
 
 USAGE_ERROR = 2
 FAILED = 1
+BROKEN_PIPE = 141
 # OS errors that mean "the path the user gave cannot be used" (input), not "the machine failed".
 INPUT_ERRNOS = {errno.ENOENT, errno.EACCES, errno.EPERM, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG,
                 errno.ELOOP, errno.EROFS, errno.ENXIO}
@@ -79,6 +81,12 @@ def run_verb(argv: list[str] | None) -> int:
         signal_name = "SIGTERM" if isinstance(err, interrupts.Terminated) else "Ctrl-C"
         sys.stderr.write(f"clinic {args.verb}: interrupted ({signal_name})\n")
         return interrupts.exit_code(err)
+    except BrokenPipeError:
+        # The reader went away (`clinic diagnose RUN | head`): what it wanted, it has. Point stdout at
+        # /dev/null so the interpreter's last flush cannot fail again, and exit as a process killed by
+        # SIGPIPE does (128 + 13), the shell's convention.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE
     except OSError as err:
         if err.errno not in INPUT_ERRNOS | FULL_ERRNOS:
             raise  # not something the user can fix by changing what they typed: keep the traceback
