@@ -132,6 +132,16 @@ def test_a_nan_training_loss_beside_a_carried_validation_loss_is_kept(tmp_path):
         assert log.nonfinite_steps() == [6]
 
 
+def test_a_nan_training_loss_on_a_record_of_both_losses_is_kept(tmp_path):
+    """A writer that puts both losses on one record, every evaluation fresh (nothing carried forward): a
+    batch whose labels were all ignored logs a NaN training loss while the weights -- and the validation
+    loss measured on the same record -- stay finite. Such a writer uses no placeholders; the NaN is the run's."""
+    records = [{"step": s, "train_loss": 2.0 - s / 100, "val_loss": 2.1 - s / 90} for s in range(1, 21)]
+    records[13]["train_loss"] = float("nan")
+    for log in read_both_ways(tmp_path, records):
+        assert log.nonfinite_steps() == [14]
+
+
 def epoch_log(losses, per_epoch: int, every: int = 1) -> list[dict]:
     """Records every ``every`` steps, ``per_epoch`` steps an epoch; ``losses[i]`` is the loss of step i + 1."""
     return [{"step": s, "epoch": (s - 1) // per_epoch, "train_loss": float(losses[s - 1])}

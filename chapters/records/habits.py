@@ -47,7 +47,10 @@ def without_placeholders(columns: dict) -> dict:
     such log was ``nan_loss`` with confidence 0.97 (until 2026-12-01). A record with *both* losses
     non-finite keeps them: that is what a dead run writes. So does every NaN training loss of a log that
     carries its latest evaluation forward (some value of ``val_loss`` repeated on consecutive records,
-    :func:`split_combined`): there the old, finite value stands beside the new NaN.
+    :func:`split_combined`): there the old, finite value stands beside the new NaN -- and of a log whose
+    records hold both losses, finite, elsewhere: such a writer puts the losses it has on one record, not
+    placeholders, and a training loss can be NaN while the weights stay finite (a batch whose labels are
+    all ignored: the mean over no labels is 0/0, its gradient zero).
 
     ``columns``: ``{key: (values as floats, where the key was written)}``, as the readers build them."""
     if "train_loss" not in columns or "val_loss" not in columns:
@@ -56,9 +59,10 @@ def without_placeholders(columns: dict) -> dict:
     finite_train, finite_val = np.isfinite(train), np.isfinite(val)
     logged = val[val_present]
     carries_forward = bool(np.any(logged[1:] == logged[:-1]))
+    both_finite = bool(np.any(train_present & val_present & finite_train & finite_val))
     columns = dict(columns)
     columns["val_loss"] = (val, val_present & ~(train_present & finite_train & ~finite_val))
-    if not carries_forward:
+    if not (carries_forward or both_finite):
         columns["train_loss"] = (train, train_present & ~(val_present & finite_val & ~finite_train))
     return columns
 
