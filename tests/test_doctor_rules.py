@@ -133,6 +133,7 @@ def test_units_killed_by_a_blow_up_are_not_a_freeze(tmp_path, blown, want):
     ([1.80, 1.79, 1.79, 1.80, 1.79], ["loss_plateau"]),  # stuck at ln 6 = 1.79 for five epochs
     ([1.20, 0.95, 40.0, 35.0, 38.0], ["divergence"]),  # thrown far above ln 6 and kept there
     ([1.20, 0.95, 0.80, 0.72, 0.68], []),  # learning: healthy
+    ([2.20, 1.97, 1.61, 1.27, 1.06], []),  # learning fast: its steps are the trend, not noise
 ])
 def test_a_run_logged_once_an_epoch_for_five_epochs_is_judged(tmp_path, losses, want):
     # Five records, one an epoch (Keras' History, a loop that logs once per epoch): what a reader sees at a

@@ -44,7 +44,7 @@ import math
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.schedule import lr_raised
-from chapters.doctor.signals import (blew_up, first_sustained, noise_scale, reference_level, smooth,
+from chapters.doctor.signals import (blew_up, first_sustained, jitter_scale, noise_scale, reference_level, smooth,
                                      tail, window_for)
 
 MIN_DROP = 0.1
@@ -106,8 +106,9 @@ def learned(loss: pd.Series, start: float, best: float) -> bool:
     back" and "never learned". Why the noise too: ``best`` is the *lowest* point of a smoothed curve, and
     the lowest of many noisy points lies below the level -- a regression at a learning rate 1000x too small,
     batch noise +-15 % per record, had a best 13 % under its start while its fixed validation set moved
-    0.04 % over the whole run."""
-    noise = noise_scale(np.log(loss)) / math.sqrt(window_for(len(loss)))  # of the smoothed log loss
+    0.04 % over the whole run. The noise is measured around the trend (:func:`signals.jitter_scale`): on a
+    run logged once an epoch for five epochs every step down is the trend, and its size is no noise."""
+    noise = jitter_scale(np.log(loss)) / math.sqrt(window_for(len(loss)))  # of the smoothed log loss
     return best <= start * min(1 - MIN_DROP, math.exp(-signals.NOISE_UNITS * noise))
 
 
