@@ -12,13 +12,13 @@
 * ``epoch_steps``: ``step`` counts the steps since the epoch began (``for i, batch in enumerate(loader)``),
   so it starts again at every epoch -- by ``steps_per_epoch`` where ``run_start`` declares it, otherwise
   from half-way between the epoch's first record and the last record before it;
+* ``nested_start``: ``run_start``'s facts (``num_classes``, ``vocab_size``, ``loss_floor``...) inside a
+  ``config`` dict it carries, the class count spelled ``num_labels`` (Hugging Face's name) -- a trainer that
+  logs its hyper-parameters as one dict;
 * ``ema``: ``train_loss`` is an exponential moving average over the steps (``smooth = 0.98 * smooth +
   0.02 * loss``, the smoothed loss many hand-written loops print), over the logged records;
 * ``epoch_end``: one training record an epoch, at its last step, holding the epoch's mean training loss,
-  and the epoch's last evaluation (Keras' ``History``, a loop that logs once per epoch);
-* ``nested_start``: ``run_start``'s facts (``num_classes``, ``vocab_size``, ``loss_floor``...) inside a
-  ``config`` dict it carries, the class count spelled ``num_labels`` (Hugging Face's name) -- a trainer that
-  logs its hyper-parameters as one dict.
+  and the epoch's last evaluation (Keras' ``History``, a loop that logs once per epoch).
 
 Event records (``run_start``, ``run_end``...) pass through unchanged, but for ``nested_start``'s
 ``run_start``.
