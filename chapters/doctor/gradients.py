@@ -149,12 +149,13 @@ def _vanishing(run) -> list[Finding]:
 def early_spread(run, prefix: str, yardstick: str = "max") -> tuple[pd.Series, pd.DataFrame]:
     """(smallest non-zero group / ``yardstick`` group, "max" or "median") of ``prefix``'s groups
     (``grad_norm/<group>`` or ``update_ratio/<group>``) on each of the run's first records -- 5 %, at least
-    5 -- and the table of the groups' values (zeros as NaN: a frozen or dead group is left out). Empty
-    without two groups."""
+    5 -- and the table of the groups' values (zeros as NaN: a frozen or dead group is left out; infinities
+    too: a value that overflowed measures no spread). Empty without two groups."""
     keys = group_keys(run.train, prefix)
     if len(keys) < 2:
         return pd.Series(dtype=float), pd.DataFrame()
-    table = run.train[keys].astype(float).replace(0.0, np.nan)
+    table = run.train[keys].astype(float)
+    table = table.where(np.isfinite(table) & (table != 0.0))
     table = table[table.notna().sum(axis=1) >= 2]
     ratio = (table.min(axis=1) / table.agg(yardstick, axis=1)).dropna()
     return ratio.iloc[: max(5, len(ratio) // 20)], table
