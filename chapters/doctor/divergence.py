@@ -12,8 +12,9 @@ of what it had learned (:func:`thrown_back`), even if it recovered later. Why: a
 the worst a sane run sees; an optimizer that pushes it higher is being thrown out of the basin (learning
 rate too high for the curvature), and one that undoes what the run learned is being thrown out of the
 valley it found. Why the declared reference: an LR far too high can throw the loss up between the first
-and the second record, so a start level taken from the first records would be measured after the jump. Why noise units: with the first record as reference, a small-batch
-run's first record can be 50 % off, and its later records swing as much.
+and the second record, so a start level taken from the first records would be measured after the jump.
+Why noise units: with the first record as reference, a small-batch run's first record can be 50 % off,
+and its later records swing as much.
 
 The cause, when the log shows it: if the logged learning rate rose several-fold at the records where the
 loss left (:mod:`chapters.doctor.schedule`), the finding says so and its confidence is at least
