@@ -80,6 +80,21 @@ def test_a_course_log_takes_the_fast_path_and_a_wrong_type_does_not(tmp_path):
         assert fast_columns(raw + wrong.encode() + b"\n") is None, wrong
 
 
+def test_the_fast_path_takes_only_lines_that_are_one_object_each(monkeypatch):
+    """Brace counts alone let ``{{"step": 40}}`` and ``"step": 41`` through (two of each over two lines), and
+    the CSV rows they become parse; neither line is JSON, so the line reader must get the file. Checked with
+    chunks of 16 bytes too, so that a line crossing a chunk's seam is read the same."""
+    from chapters.records import fast_path
+
+    clean = b"".join(b'{"step": %d, "train_loss": 1.5}\n' % step for step in range(1, 40))
+    for chunk in (1 << 17, 16):
+        monkeypatch.setattr(fast_path, "_CHUNK", chunk)
+        assert fast_path.fast_columns(clean) is not None
+        for broken in (b'{{"step": 40}}\n"step": 41\n{"step": 42}\n', b'{"step": 40}}\n{"step": 41\n{"step": 42}\n',
+                       b'{"step": 40}\n\n', b'{"step": 40, "lr": {"x": 1}}\n', b'{"step": 40, "lr": [1]}\n'):
+            assert fast_path.fast_columns(clean + broken) is None, (chunk, broken)
+
+
 def read_both_ways(tmp_path, records: list[dict]) -> list[RunLog]:
     """The file (fast path or line reader, whichever takes it) and the same records from memory."""
     return [RunLog.load(write(tmp_path, records)), RunLog.from_records(records)]

@@ -21,8 +21,8 @@ from chapters.records.jsonl import type_problem
 def fast_columns(raw: bytes):
     """Parse a clean log without a Python object per record, or return None to take the tolerant path.
 
-    Clean means: UTF-8 text, every metric line one flat JSON object (exactly one ``{`` and ``}``, no
-    arrays), ``\\n`` line ends, no blank lines, a final newline. Event lines (which hold nested config) are
+    Clean means: UTF-8 text, every metric line one flat JSON object (``{`` first, ``}`` last, no other
+    brace, no arrays), ``\\n`` line ends, no blank lines, a final newline. Event lines (which hold nested config) are
     cut out and parsed one by one. Then ``"key": value, ...`` becomes the CSV row ``"key",value,...``
     (``:`` -> ``,``, braces dropped), pandas parses it in C, and each (key column, value column) pair is
     spread into per-key arrays -- so any key order and any mix of keys per line works. The contract's
@@ -30,8 +30,9 @@ def fast_columns(raw: bytes):
     of becoming 0.5; such a value, a boolean, a step that is no integer or a record without one sends the
     file down the tolerant path, which names the line.
     """
-    if not raw.endswith(b"\n") or b"\0" in raw or b"\r" in raw or b"\n\n" in raw or raw.startswith(b"\n"):
+    if not raw.endswith(b"\n") or b"\0" in raw or b"\r" in raw:
         return None
+    whole = memoryview(raw)  # slices of a memoryview share the bytes: the body below is copied once, not twice
     events, pieces, start = [], [], 0
     position = raw.find(b'"event"')
     while position != -1:
@@ -44,16 +45,16 @@ def fast_columns(raw: bytes):
         if not isinstance(event, dict) or "event" not in event or type_problem(event) or len(events) > 10_000:
             return None
         events.append(event)
-        pieces.append(raw[start:line_start])
+        pieces.append(whole[start:line_start])
         start = line_end
         position = raw.find(b'"event"', line_end)
-    body = b"".join(pieces) + raw[start:] if pieces else raw
+    body = b"".join([*pieces, whole[start:]]) if pieces else raw
     if not body:
         return {}, events, []
-    octets = np.frombuffer(body, np.uint8)
-    lines, opening, closing, colons, brackets = (int(np.count_nonzero(octets == ord(c))) for c in "\n{}:[")
-    if not (body.startswith(b"{") and body.endswith(b"}\n") and opening == lines == closing and not brackets):
+    counted = _flat_lines(np.frombuffer(body, np.uint8))
+    if counted is None:
         return None
+    lines, colons = counted
     try:
         width = body[:body.index(b"\n")].count(b":") * 2 + 2  # a guess for the widest row; pandas widens
         table = pd.read_csv(io.BytesIO(body.translate(_COLON_TO_COMMA, b"{}")), header=None, sep=",",
@@ -91,4 +92,28 @@ def fast_columns(raw: bytes):
     return columns, events, []
 
 
+def _flat_lines(octets: np.ndarray) -> tuple[int, int] | None:
+    """(lines, colons) when every line is ``{...}`` -- one brace pair, no other brace, no ``[`` -- else None.
+
+    Read 128 KB at a time: ``octets == ord("{")`` over a 200 MB log would be a fresh 200 MB mask per
+    character, and touching that much new memory costs more than the comparisons; chunks small enough to stay
+    in the processor's cache make it 0.1 s instead of 0.4 s on a million records (1 MB chunks: 0.2 s). One
+    byte of each chunk overlaps the one before, so a pair across the seam is checked too.
+    """
+    if len(octets) < 3 or octets[0] != ord("{") or octets[-2] != ord("}") or octets[-1] != ord("\n"):
+        return None
+    lines = colons = 0
+    for begin in range(0, len(octets), _CHUNK):
+        window = octets[max(begin - 1, 0):begin + _CHUNK]
+        newline, opening, closing = (window == ord(c) for c in "\n{}")
+        # Each newline is preceded by '}' and followed by '{', and braces stand nowhere else: one object a line.
+        if (newline[:-1] != opening[1:]).any() or (closing[:-1] != newline[1:]).any() or (window == ord("[")).any():
+            return None
+        own = slice(1 if begin else 0, None)  # the overlapping byte was counted with the chunk before
+        lines += int(np.count_nonzero(newline[own]))
+        colons += int(np.count_nonzero(window[own] == ord(":")))
+    return lines, colons
+
+
+_CHUNK = 1 << 17
 _COLON_TO_COMMA = bytes.maketrans(b":", b",")
