@@ -202,6 +202,35 @@ def test_class_sorted_data_with_short_epochs_is_no_shuffle(tmp_path, declare):
     assert labels(path)[:1] == ["no_shuffle"]
 
 
+def moving_average(values, keep):
+    """``smooth = keep * smooth + (1 - keep) * loss`` at every step: the smoothed loss many loops print."""
+    out, smooth = [], values[0]
+    for value in values:
+        smooth = keep * smooth + (1 - keep) * value
+        out.append(smooth)
+    return np.array(out)
+
+
+def test_a_smoothed_falling_loss_is_not_no_shuffle_and_a_smoothed_saw_tooth_is(tmp_path):
+    # A regression's loss falling from 50 to 0.1, logged as a moving average (0.98 a step) every 5 steps:
+    # with the batch noise smoothed away, what a one-epoch rolling mean leaves of the steep trend is the same
+    # slope in every epoch -- no_shuffle on 5 of these 16 runs before the shape had to repeat in the
+    # differences too. Class blocks of 25 steps, smoothed the same way, must still be named.
+    steps = np.arange(1, 1001)
+    for seed in range(8):
+        for tau in (100, 200):
+            rng = np.random.default_rng(seed)
+            raw = (0.1 + 49.9 * np.exp(-steps / tau)) * np.exp(rng.normal(0, 0.03, len(steps)))
+            rows = [{"step": int(s), "epoch": int((s - 1) // 100), "train_loss": float(v), "lr": 1e-3}
+                    for s, v in zip(steps, moving_average(raw, 0.98)) if s % 5 == 0]
+            assert "no_shuffle" not in labels(write_log(tmp_path, rows)), (seed, tau)
+    rng = np.random.default_rng(0)
+    blocks = (0.2 + 1.6 * np.exp(-4 * ((steps - 1) % 25) / 25)) * np.exp(rng.normal(0, 0.3, len(steps)))
+    rows = [{"step": int(s), "epoch": int((s - 1) // 100), "train_loss": float(v), "lr": 1e-3}
+            for s, v in zip(steps, moving_average(blocks, 0.9))]
+    assert labels(write_log(tmp_path, rows, start={"steps_per_epoch": 100}))[:1] == ["no_shuffle"]
+
+
 @pytest.mark.parametrize("classes", [5, 10])
 def test_ten_class_blocks_inside_a_declared_epoch_are_no_shuffle(tmp_path, classes):
     # An epoch of 200 steps holds one block per class: the saw-tooth repeats every 200 / classes steps, so
