@@ -66,3 +66,18 @@ def test_cuda_request_without_cuda_is_a_usage_error():
 def test_unknown_verb_is_a_usage_error():
     result = clinic("fly")
     assert result.returncode == 2 and "invalid choice" in result.stderr
+
+
+def test_diagnose_does_not_import_torch(tmp_path):
+    """`clinic diagnose` reads a log: torch would add a second to every start (a practitioner runs it on many
+    runs, an editor on save), so only the verb typed is imported, and the log reader needs no torch."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "metrics.jsonl"
+    log.write_text("".join(json.dumps({"step": s, "train_loss": 2.0 / s}) + "\n" for s in range(1, 30)))
+    probe = ("import sys; from chapters.cli import main; code = main(['diagnose', sys.argv[1], '--json']); "
+             "print(code, 'torch' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", probe, str(log)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "0 False"

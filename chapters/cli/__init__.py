@@ -10,9 +10,10 @@ naming the filesystem); Ctrl-C or a scheduler's SIGTERM (exit 130 / 143); a read
 course and keeps its traceback: hiding it would hide the bug.
 
 The CLI is the top layer: it imports ``chapters`` and ``autograder``, and neither imports it back (the error
-types live in :mod:`chapters.errors`). Verb modules import at the top, with one exception: the grader
-(nbgrader) and matplotlib take seconds to import, so ``grade``, ``check``, ``course`` and ``plot`` import
-them inside ``run`` and ``clinic train`` does not pay for them.
+types live in :mod:`chapters.errors`). Only the verb that was typed is imported (all of them for ``clinic``
+alone or ``clinic --help``): torch alone takes about a second to import, and ``clinic diagnose`` needs
+none of it. Verb modules import at the top, with one exception: the grader (nbgrader) and matplotlib take
+seconds to import, so ``grade``, ``check``, ``course`` and ``plot`` import them inside ``run``.
 """
 
 from __future__ import annotations
@@ -24,13 +25,16 @@ import sys
 import warnings
 from pathlib import Path
 
+import importlib
+
 import chapters
-from chapters.cli import (check, ckpt, compare, course, diagnose, estimate_memory, grade, plot, replay, reproduce,
-                          sanity, train)
-from chapters.core import distributed, interrupts
+from chapters.core import interrupts
 from chapters.errors import UsageError
 
-VERBS = [train, reproduce, replay, diagnose, plot, compare, ckpt, sanity, estimate_memory, check, grade, course]
+# verb -> its module in chapters.cli, in the order `clinic --help` lists them
+VERBS = {"train": "train", "reproduce": "reproduce", "replay": "replay", "diagnose": "diagnose", "plot": "plot",
+         "compare": "compare", "ckpt": "ckpt", "sanity": "sanity", "estimate-memory": "estimate_memory",
+         "check": "check", "grade": "grade", "course": "course"}
 
 USAGE_ERROR = 2
 FAILED = 1
@@ -49,24 +53,30 @@ class OneLineParser(argparse.ArgumentParser):
         sys.exit(USAGE_ERROR)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verbs=VERBS) -> argparse.ArgumentParser:
+    """The parser of ``verbs`` (names from ``VERBS``): each verb module adds its own."""
     parser = OneLineParser(prog="clinic", description="Training Clinic: watch, break and fix small GPT training runs.")
     parser.add_argument("--version", action="version", version=f"clinic {chapters.__version__}")
-    verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=OneLineParser)
-    for verb in VERBS:
-        verb.add_parser(verbs)
+    subparsers = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=OneLineParser)
+    for verb in verbs:
+        importlib.import_module(f"chapters.cli.{VERBS[verb]}").add_parser(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     code = run_verb(argv)
-    if distributed.from_environment().distributed:
-        distributed.exit_rank(code)  # a torchrun rank: leave before the process group can abort the exit
+    if "WORLD_SIZE" in os.environ:  # set by torchrun: only then is torch.distributed worth importing
+        from chapters.core import distributed
+
+        if distributed.from_environment().distributed:
+            distributed.exit_rank(code)  # a torchrun rank: leave before the process group can abort the exit
     return code
 
 
 def run_verb(argv: list[str] | None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    typed = argv[:1] if argv and argv[0] in VERBS else VERBS  # the verb comes first: import it alone
+    parser = build_parser(typed)
     args = parser.parse_args(argv)
     if args.verb is None:
         parser.print_help()

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from chapters.doctor.findings import LABELS
 from chapters.errors import CourseError, UsageError
-from chapters.monitoring import parse_levels
 
 
 def integer_at_least(minimum: int, expected: str, maximum: int | None = None):
@@ -93,15 +92,6 @@ def writable_dir(text: str) -> Path:
     except OSError as err:
         raise argparse.ArgumentTypeError(f"cannot write to {text!r}: {err.strerror}") from None
     return path
-
-
-def log_levels(text: str) -> tuple[int, ...]:
-    """``3`` or ``2,3``: the logging levels to write (see chapters.monitoring)."""
-
-    try:
-        return parse_levels(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def doctor_labels(text: str) -> tuple[str, ...]:

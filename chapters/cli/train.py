@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import json
@@ -12,7 +13,7 @@ from filelock import FileLock, Timeout
 
 from chapters.checkpoints.checkpointer import Checkpointer, resume
 from chapters.checkpoints.keeper import read_index
-from chapters.cli.args import (doctor_labels, float_within, log_levels, non_negative_int, positive_float, positive_int,
+from chapters.cli.args import (doctor_labels, float_within, non_negative_int, positive_float, positive_int,
                                seed, writable_dir)
 from chapters.core import distributed, interrupts
 from chapters.core.callbacks import History
@@ -26,11 +27,19 @@ from chapters.doctor.live import DoctorCallback
 from chapters.errors import CheckpointError, CheckpointIndexError, DataError, DeviceError, UsageError
 from chapters.logging_levels.level0_print import PrintLogger
 from chapters.logging_levels.level2_histograms import HISTOGRAM_EVERY
-from chapters.monitoring import DEFAULT_LEVELS, monitoring_callbacks
+from chapters.monitoring import DEFAULT_LEVELS, monitoring_callbacks, parse_levels
 
 LOCK_NAME = ".clinic-train.lock"  # held by the run writing to a directory, for the run's whole life
 RUN_FILES = ("metrics.jsonl", "config.json", "summary.json", "train.log", "tensorboard")  # a run was here
 MAX_DIST_TIMEOUT_S = 86_400.0  # a collective that waits a day for another rank is not waiting, it is lost
+
+
+def log_levels(text: str) -> tuple[int, ...]:
+    """``3`` or ``2,3``: the logging levels to write (see chapters.monitoring)."""
+    try:
+        return parse_levels(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def add_parser(verbs) -> None:

@@ -26,10 +26,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import torch
-
 from chapters.core.callbacks import Callback
-from chapters.core.model import count_parameters
 from chapters.errors import MetricsLogError, NotTextError
 
 LOG_NAME = "metrics.jsonl"
@@ -94,6 +91,12 @@ class JsonlLogger(Callback):
 def run_start_event(trainer) -> dict:
     """The ``run_start`` event: what a reader needs to interpret the records that follow (the config,
     the model's size, the loss floor, the epoch length). Built here only, so every holder of it agrees."""
+    # torch is imported here, not at the top: the reader below serves `clinic diagnose`, which reads logs and
+    # would otherwise wait a second for torch on every start.
+    import torch
+
+    from chapters.core.model import count_parameters
+
     total, trainable = count_parameters(trainer.model)
     return {"event": "run_start", "timestamp": time.time(), "step": trainer.step, "config": asdict(trainer.config),
             "vocab_size": trainer.corpus.tokenizer.vocab_size, "total_params": total,
