@@ -5,7 +5,7 @@
 * :mod:`chapters.records.runlog` -- :class:`~chapters.records.runlog.RunLog`, the one reader every tool
   uses (doctor, plots, scenarios, graders, notebooks): pandas frames, one rule for resumed runs, one answer
   to "which steps were non-finite";
-* :mod:`chapters.records.fast_path` -- how ``RunLog`` reads a million clean records in about a second;
+* :mod:`chapters.records.fast_path` -- how ``RunLog`` reads a million clean records in about two seconds;
 * :mod:`chapters.records.formats` -- the logs other tools write (TensorBoard, the Hugging Face Trainer,
   CSV), read into the same records, so ``RunLog`` never knows which tool wrote a run.
 

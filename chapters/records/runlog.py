@@ -24,7 +24,7 @@ on); the metrics of every segment are kept, and where segments repeat a step the
 Three ways in: :meth:`RunLog.load` (a ``metrics.jsonl`` or its run directory), :meth:`RunLog.from_records`
 (dicts in memory, what a live callback holds) and :meth:`RunLog.from_frame` (a pandas frame with the
 contract's column names, what a reader of another tool's logs builds). Reading a file tries a fast path
-first (:mod:`chapters.records.fast_path`: a million clean records in about a second); any line it cannot
+first (:mod:`chapters.records.fast_path`: a million clean records in about two seconds); any line it cannot
 vouch for sends the whole file down the tolerant line reader (:func:`chapters.records.jsonl.read_metrics_log`),
 and both give the same tables (a test checks it).
 """
