@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib
 import os
 import sys
 import warnings
 from pathlib import Path
-
-import importlib
 
 import chapters
 from chapters.core import interrupts

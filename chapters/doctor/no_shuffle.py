@@ -13,8 +13,8 @@ Threshold: correlation above ``MIN_CORRELATION`` for the number of bins (8 bins:
 noise, and cleared that on noisy healthy runs), a shape that explains at least ``MIN_SHARE`` of the
 (scaled) residual variance and twice what bin means explain of pure noise ((bins - 1) / (records - 1): few
 records per bin fit noise too), and at least ``MIN_EPOCHS`` epochs. Why split halves: a random shape can
-look periodic once; the same shape in two independent sets of epochs is not noise. Unless the
-log was smoothed: when consecutive detrended records are nearly equal (lag-1 autocorrelation at least
+look periodic once; the same shape in two independent sets of epochs is not noise. Unless the log was
+smoothed: when consecutive detrended records are nearly equal (lag-1 autocorrelation at least
 ``SMOOTH_RESIDUAL``, 0.9 -- a loss logged as a moving average, where raw batch noise gives about 0), what
 the rolling mean leaves of a steep trend is the same slope in every epoch, and it passes both tests. Then
 the shape must also repeat, with the same correlation, in the record-to-record *differences*: a leftover
