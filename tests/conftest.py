@@ -9,9 +9,17 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import settings
 
 from chapters.core.callbacks import History
 from chapters.core.run import build_trainer, preset_config
+
+# Property tests draw the same examples on every run, so the suite's verdict depends on the code, not on the
+# day (a fuzz test once turned CI red on an input no earlier run had drawn). To look for new inputs, run
+# pytest --hypothesis-profile=explore: fresh random examples, and any failure found is saved and replayed.
+settings.register_profile("fixed", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("fixed")
 
 
 def pytest_collection_modifyitems(config, items):
