@@ -22,7 +22,7 @@ slope is flat there, while a shape the data order draws (a jump at each block's 
 Measured on constructed shapes logged as moving averages (``bench/doctor_shapes.py --habit ema --seeds
 60``): false alarms 29 -> 6 of 720 healthy runs, top-1 293 -> 294 of 360 faulty ones; as written, 335 ->
 336 (no finding lost); families seeds 4-13 as moving averages 642 -> 650/810, false alarms 17 -> 14/300;
-no finding changed on 4,660 cached family logs of the other habits (2026-12-01). The statistic
+no finding changed on 4,660 other cached logs (families as written and relogged, labelled runs). The statistic
 is public, :func:`epoch_shape` (a loss series and its epoch length in, an :class:`EpochShape` out): it is
 the course's one periodicity statistic, which exercise 05's judge uses too.
 
