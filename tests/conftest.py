@@ -15,8 +15,8 @@ from chapters.core.callbacks import History
 from chapters.core.run import build_trainer, preset_config
 
 # Property tests draw the same examples on every run, so the suite's verdict depends on the code, not on the
-# day (a fuzz test once turned CI red on an input no earlier run had drawn). To look for new inputs, run
-# pytest --hypothesis-profile=explore: fresh random examples, and any failure found is saved and replayed.
+# day (the doctor's fuzz test once drew, in one CI run only, a log that made numpy warn). To look for new
+# inputs, run pytest --hypothesis-profile=explore: fresh random examples; a failure found is saved and replayed.
 settings.register_profile("fixed", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile("fixed")
