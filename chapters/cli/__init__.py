@@ -30,10 +30,9 @@ import chapters
 from chapters.core import interrupts
 from chapters.errors import UsageError
 
-# verb -> its module in chapters.cli, in the order `clinic --help` lists them
-VERBS = {"train": "train", "reproduce": "reproduce", "replay": "replay", "diagnose": "diagnose", "plot": "plot",
-         "compare": "compare", "ckpt": "ckpt", "sanity": "sanity", "estimate-memory": "estimate_memory",
-         "check": "check", "grade": "grade", "course": "course"}
+# In the order `clinic --help` lists them; verb V lives in chapters/cli/V.py ('-' spelled '_' there).
+VERBS = ("train", "reproduce", "replay", "diagnose", "plot", "compare", "ckpt", "sanity", "estimate-memory", "check",
+         "grade", "course")
 
 USAGE_ERROR = 2
 FAILED = 1
@@ -53,12 +52,12 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser(verbs=VERBS) -> argparse.ArgumentParser:
-    """The parser of ``verbs`` (names from ``VERBS``): each verb module adds its own."""
+    """The parser of ``verbs`` (from ``VERBS``): each verb's module adds its own."""
     parser = OneLineParser(prog="clinic", description="Training Clinic: watch, break and fix small GPT training runs.")
     parser.add_argument("--version", action="version", version=f"clinic {chapters.__version__}")
     subparsers = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=OneLineParser)
     for verb in verbs:
-        importlib.import_module(f"chapters.cli.{VERBS[verb]}").add_parser(subparsers)
+        importlib.import_module(f"chapters.cli.{verb.replace('-', '_')}").add_parser(subparsers)
     return parser
 
 
