@@ -113,35 +113,6 @@ def test_a_run_that_blew_up_before_its_first_record_is_divergence_when_its_class
     assert labels(write_log(tmp_path, records(loss), start=start))[:1] == ["divergence"]
 
 
-def thrown_run(rng, train_jumps, val_jumps, val_trend=0.0):
-    """A run thrown out before its first record (400, 60, 12 at the first records, then about 3), its
-    training loss jumping by ``train_jumps`` per record and its validation loss -- every tenth record --
-    by ``val_jumps`` per evaluation, falling by ``val_trend`` (log units) over the run."""
-    train = np.concatenate([[400.0, 60.0, 12.0], 3.0 * np.exp(rng.normal(0, train_jumps, 197))])
-    logged = records(train)
-    evals = [{"step": r["step"], "val_loss": float(3.0 * np.exp(rng.normal(0, val_jumps) - val_trend * i / 20))}
-             for i, r in enumerate(logged[9::10])]
-    return sorted(logged + evals, key=lambda r: (r["step"], "val_loss" in r))
-
-
-def test_weights_still_thrown_about_after_a_start_the_log_never_saw_are_divergence(tmp_path):
-    # No class count: the first records are all the start the doctor has. The validation loss, on fixed
-    # data, jumps as much as a training record does and never comes down: the weights are thrown about.
-    rng = np.random.default_rng(11)
-    assert labels(write_log(tmp_path, thrown_run(rng, 0.2, 0.3)))[:1] == ["divergence"]
-
-
-@pytest.mark.parametrize("train_jumps, val_jumps, val_trend", [
-    (0.2, 0.3, 1.5),  # the validation loss comes down: still learning
-    (0.02, 0.3, 0.0),  # a smooth training loss beside a jumpy validation loss: a small or sampled val set
-    (0.5, 0.15, 0.0),  # validation steadier than the training batches: batch noise, not the weights
-])
-def test_a_jumpy_validation_loss_alone_is_not_divergence(tmp_path, train_jumps, val_jumps, val_trend):
-    rng = np.random.default_rng(11)
-    path = write_log(tmp_path, thrown_run(rng, train_jumps, val_jumps, val_trend))
-    assert "divergence" not in labels(path)
-
-
 @pytest.mark.parametrize("blown, want", [(True, ["divergence", "frozen_parameters"]), (False, ["frozen_parameters"])])
 def test_units_killed_by_a_blow_up_are_not_a_freeze(tmp_path, blown, want):
     # Adam at an LR far too high: 1.7e6 at the first record, then stuck near ln 6 -- and from the first

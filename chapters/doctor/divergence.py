@@ -8,10 +8,7 @@ scale) for a sustained stretch (``max(3, 2 %)`` of the records); or one record a
 reference after which the run never gets below the reference again (:func:`signals.blew_up`); or the run
 learned and then gave most of it back, to the end (:func:`plateau.relapse`) without the signature of a
 dead network; or, at the record where the logged LR rose ``LR_JUMP``-fold, the run gave back ``GAVE_BACK``
-of what it had learned (:func:`thrown_back`), even if it recovered later; or, with no class count declared,
-the validation loss still jumps by 10 % per evaluation, as much as the training loss per record, without a
-downward trend, below the first records' level (:func:`unsettled`: thrown out before the first record and
-never settled). Why: a random model's loss is
+of what it had learned (:func:`thrown_back`), even if it recovered later. Why: a random model's loss is
 the worst a sane run sees; an optimizer that pushes it higher is being thrown out of the basin (learning
 rate too high for the curvature), and one that undoes what the run learned is being thrown out of the
 valley it found. Why the declared reference: an LR far too high can throw the loss up between the first
@@ -48,9 +45,9 @@ import numpy as np
 
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.oscillation import MIN_EVALS, MIN_THRASH, STUCK, TREND_Z, fell_back, thrashing
+from chapters.doctor.oscillation import fell_back, thrashing
 from chapters.doctor.plateau import GAVE_BACK, MIN_DROP, dead_network, relapse
-from chapters.doctor.reference import RISE, declared, rise_limit
+from chapters.doctor.reference import RISE, rise_limit
 from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump
 from chapters.doctor.signals import blew_up, first_sustained, reference_level, smooth, window_for
 
@@ -105,53 +102,7 @@ def check(run) -> list[Finding]:
         return [_finding(run, smoothed, step, window, 0.6,
                          f"train loss fell to {best:.4g}, then climbed back to {end:.4g} (start {start:.4g}) "
                          f"from step {step} and stayed there")]
-    return unsettled(run, loss, start)
-
-
-def unsettled(run, loss, start) -> list[Finding]:
-    """A run thrown out before its first record, still thrown about: no class count declared (so ``start``
-    is the first records' level, which may already be after the jump), and over the second half of the
-    evaluations the validation loss jumps by ``MIN_THRASH`` (10 %) or more from one evaluation to the next,
-    at least as much as the training loss does from one record to the next -- which also jumps by 10 % or
-    more -- with no downward trend (Mann-Kendall z above -``TREND_Z``), its median below ``STUCK`` x
-    ``start``: the loss came *down* from where the first records put it, and did not settle.
-
-    Why each part. A validation loss measured on fixed data has no batch noise of its own: when it jumps
-    as much as a single training record does, the jumps are the weights', thrown about by steps far too
-    large (an adaptive optimizer at a learning rate of 2-10: the weights leave the basin at the first
-    steps, before anything is logged, and every later step throws them again). The training loss must jump
-    too: a smooth training curve beside a jumpy validation curve says the validation set is small or
-    sampled -- or the training loss was logged smoothed -- not that the weights jump. No trend: a run that
-    is still learning brings its validation loss down however noisy it is. Below ``STUCK`` x the first
-    records: at or above it the run swings around where it started, which is ``oscillation``'s
-    (:func:`oscillation.val_thrashing`); below it, the first records were higher than anything after them,
-    and a run still this unstable there was thrown up before it was first logged. With the class count
-    declared the start is known (ln K) and the loss rules above measure against it, so this one stays
-    silent.
-
-    Benchmark (``bench/doctor_families.py`` logs of seeds 0-17, 2026-12-02): 13 more of the 108 runs thrown
-    out before their first record named ``divergence`` (65 -> 78), 2 more listing it second; no other log
-    changed -- none of the 540 healthy runs, the constructed shapes (raw or as moving averages), the
-    labelled benchmark (docs/doctor.md)."""
-    val = signals.val_losses(run)
-    if declared(run) or len(val) < MIN_EVALS:
-        return []
-    late = np.log(val.iloc[len(val) // 2:])
-    train = np.log(loss[loss.index >= late.index[0]])
-    if len(train) < 4:
-        return []
-    swing, batch = signals.noise_scale(late), signals.noise_scale(train)
-    trend, level = signals.trend_z(late), float(np.exp(late.median()))
-    if min(swing, batch) < MIN_THRASH or swing < batch or trend <= -TREND_Z or level >= STUCK * start:
-        return []
-    return [Finding("divergence", confidence(0.6, swing / MIN_THRASH), int(late.index[0]),
-                    f"over the second half of the evaluations the validation loss jumps by about "
-                    f"{np.expm1(swing):.0%} from one evaluation to the next (the training loss by "
-                    f"{np.expm1(batch):.0%} per record) and does not come down (trend z = {trend:+.1f}), below "
-                    f"the first records' {start:.4g}: the weights are thrown about, and the run was likely "
-                    "thrown out before its first record (declare num_classes or vocab_size in run_start to "
-                    "measure against the untrained loss)",
-                    fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
+    return []
 
 
 def thrown_back(run, loss, start) -> tuple[int, float, float, float] | None:
