@@ -171,6 +171,32 @@ def test_val_loss_just_at_the_floor_is_not_leakage(tmp_path):
     assert "leakage" not in labels(path)
 
 
+def noisy_val_run(tmp_path, level, seed, jumps=0.08):
+    """A run whose val loss -- one of 80 evaluations on a few random batches, each off by ``jumps`` (log
+    scale) -- settles at ``level`` x the declared floor 1.0; the labels the doctor gives it."""
+    rng = np.random.default_rng(seed)
+    logged = []
+    for step in range(10, 4001, 10):
+        settled = level + (3.0 - level) * math.exp(-step / 300)
+        logged.append({"step": step, "train_loss": float(1.02 * settled * math.exp(rng.normal(0, 0.1)))})
+        if step % 50 == 0:
+            logged.append({"step": step, "val_loss": float(settled * math.exp(rng.normal(0, jumps)))})
+    folder = tmp_path / str(seed)
+    folder.mkdir()
+    return labels(write_log(folder, logged, start={"loss_floor": 1.0}))
+
+
+def test_a_noisy_val_loss_whose_median_sits_14_percent_below_the_floor_is_leakage(tmp_path):
+    # Each evaluation jumps by 8 %, so three in a row below the floor by three of those jumps (the first
+    # statistic) is luck; but the median of the last 40 is known to within 1.6 %, and it sits 14 % below.
+    found = [noisy_val_run(tmp_path, 0.86, seed)[:1] == ["leakage"] for seed in range(10)]
+    assert all(found)
+
+
+def test_a_noisy_val_loss_at_the_floor_is_not_leakage(tmp_path):
+    assert not any("leakage" in noisy_val_run(tmp_path, 1.0, seed) for seed in range(10))
+
+
 def test_swinging_fifty_percent_for_the_whole_run_is_oscillation(tmp_path):
     rng = np.random.default_rng(8)
     loss = 1.3 * np.exp(rng.normal(0, 0.5, 300))  # +-50 % between records, around ln 4, no trend
