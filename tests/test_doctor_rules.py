@@ -383,6 +383,16 @@ def test_a_loss_that_climbs_before_it_turns_nan_is_divergence_first(tmp_path, cl
         assert found[0].caused_by == "lr" and found[1].confidence <= 0.7  # a symptom below its cause
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_healthy_run_logged_in_bits_beside_a_declared_ln_k_is_not_a_bounce(tmp_path, seed):
+    # Bits per token (log2) is a common habit: the run starts at log2 10 = 3.32, 1.44x the ln 10 that
+    # run_start's num_classes implies, and learns from there. Above the bounce limit from the very first
+    # record, the log shows no jump at all.
+    rng = np.random.default_rng(seed)
+    loss = learning_curve(500, rng, start=math.log2(10), end=0.5, noise=0.05)
+    assert labels(write_log(tmp_path, records(loss), start={"num_classes": 10})) == []
+
+
 def test_the_same_bounce_with_a_steady_lr_is_left_to_oscillation(tmp_path):
     rng = np.random.default_rng(5)
     count = 300

@@ -21,7 +21,10 @@ batch throws the weights out of the
 valley (the loss jumps to 1.4-2x its start in the course's oscillation scenario) and they fall back in and
 bounce on. A run that goes up and *stays* up is ``divergence``; so is one whose jump starts where the
 logged learning rate rose several-fold (:mod:`chapters.doctor.schedule`): then the LR threw it out, and
-it fell back only because a schedule brought the LR down again.
+it fell back only because a schedule brought the LR down again. A run above the limit from its very first
+record showed no jump: it started there (a loss logged in bits beside a declared ln K starts at 1.44x it;
+until 2026-12-02 that was a "bounce", and so was a moving average that begins at its first raw value --
+5 false alarms among the benchmark's relogged healthy runs).
 
 A third catches thrashing for the whole run (tiny batches at a high learning rate): the log loss swings
 from record to record by ``MIN_THRASH`` or more (its robust per-record scale, :func:`signals.noise_scale`,
@@ -120,7 +123,9 @@ def bounce(run, loss: pd.Series, start: float) -> list[Finding]:
     smoothed = smooth(loss, window_for(len(loss)))
     limit = start * max(BOUNCE, math.exp(signals.NOISE_UNITS * log_noise(run, loss)))
     step = first_sustained(smoothed >= limit, max(3, len(loss) // 50))
-    if step is None or not fell_back(smoothed, start) or \
+    # Above the limit from the first record on, the log shows no jump: the run started there (a loss
+    # logged in bits beside a declared ln K starts 1.44x above it).
+    if step is None or step == loss.index[0] or not fell_back(smoothed, start) or \
             lr_raised(run, climb_start(smoothed, step), window_for(len(loss)), step):
         return []
     peak, end = float(smoothed.max()), float(tail(smoothed).median())
