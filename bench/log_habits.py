@@ -18,7 +18,10 @@
 * ``ema``: ``train_loss`` is an exponential moving average over the steps (``smooth = 0.98 * smooth +
   0.02 * loss``, the smoothed loss many hand-written loops print), over the logged records;
 * ``epoch_end``: one training record an epoch, at its last step, holding the epoch's mean training loss,
-  and the epoch's last evaluation (Keras' ``History``, a loop that logs once per epoch).
+  and the epoch's last evaluation (Keras' ``History``, a loop that logs once per epoch);
+* ``bits``: the losses in bits (log base 2: ``loss / ln 2``, bits per token or per character, a character
+  LM's usual unit), ``run_start``'s ``loss_floor`` too -- but a ``vocab_size`` or ``num_classes`` still
+  says ln K in nats, so a run starts at 1.44x what its class count implies.
 
 Event records (``run_start``, ``run_end``...) pass through unchanged, but for ``nested_start``'s
 ``run_start``.
@@ -27,9 +30,11 @@ Event records (``run_start``, ``run_end``...) pass through unchanged, but for ``
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
-HABITS = ("separate", "carried", "fixed_schema", "epoch_mean", "epoch_steps", "nested_start", "ema", "epoch_end")
+HABITS = ("separate", "carried", "fixed_schema", "epoch_mean", "epoch_steps", "nested_start", "ema", "epoch_end",
+          "bits")
 EMA_KEEP = 0.98  # per step: ``smooth = 0.98 * smooth + 0.02 * loss``, a time constant of 50 steps
 FACTS = ("vocab_size", "num_classes", "loss_floor", "steps_per_epoch", "total_params", "trainable_params")
 
@@ -46,6 +51,8 @@ def relog(rows: list[dict], habit: str) -> list[dict]:
         return epoch_ends(rows)
     if habit == "epoch_steps":
         return steps_within_epochs(rows)
+    if habit == "bits":
+        return [in_bits(row) for row in rows]
     if habit == "nested_start":
         return [nested_start(row) if row.get("event") == "run_start" else row for row in rows]
     out, latest = [], None
@@ -137,6 +144,13 @@ def steps_within_epochs(rows: list[dict]) -> list[dict]:
             row = {**row, "step": row["step"] - starts[epoch]}
         out.append(row)
     return out
+
+
+def in_bits(row: dict) -> dict:
+    """``row`` with its losses (and a ``run_start``'s ``loss_floor``) divided by ln 2; ``None`` and NaN stay."""
+    keys = ("loss_floor",) if row.get("event") == "run_start" else () if "event" in row else ("train_loss", "val_loss")
+    return {key: value / math.log(2) if key in keys and isinstance(value, (int, float)) else value
+            for key, value in row.items()}
 
 
 def nested_start(event: dict) -> dict:
