@@ -161,10 +161,14 @@ def shapes(seed: int) -> list[tuple[str, str | None, dict | None, list[dict]]]:
     return out
 
 
-def write(directory: Path, start: dict | None, rows: list[dict]) -> None:
+def with_start(start: dict | None, rows: list[dict]) -> list[dict]:
+    """``rows`` after their ``run_start`` event (none when ``start`` is None): a habit rewrites both."""
+    return ([{"event": "run_start", "step": 0, "timestamp": 1.7e9, **start}] if start is not None else []) + rows
+
+
+def write(directory: Path, rows: list[dict]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps({"event": "run_start", "step": 0, "timestamp": 1.7e9, **start})] if start is not None else []
-    (directory / "metrics.jsonl").write_text("\n".join(lines + [json.dumps(r) for r in rows]) + "\n")
+    (directory / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
 
 
 def main() -> int:
@@ -179,7 +183,7 @@ def main() -> int:
     for seed in range(args.seeds):
         for name, label, start, rows in shapes(seed):
             directory = args.out / f"{name}-s{seed}"
-            write(directory, start, relog(rows, args.habit))
+            write(directory, relog(with_start(start, rows), args.habit))
             found = [f.anomaly for f in diagnose(directory).findings]
             ok = (found[:1] or [None]) == [label]
             right[name][ok] += 1
