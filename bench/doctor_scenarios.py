@@ -36,8 +36,9 @@ def jobs(seed: int):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--out", type=Path, default=Path(tempfile.mkdtemp(prefix="doctor-scenarios-")))
+    parser.add_argument("--out", type=Path, help="where the runs go (default: a new temporary folder)")
     args = parser.parse_args()
+    args.out = args.out or Path(tempfile.mkdtemp(prefix="doctor-scenarios-"))
     faulty_hits, faulty_total, alarms, healthy_total, misses = 0, 0, 0, 0, []
     for seed in (int(s) for s in args.seeds.split(",")):
         for sid, scenario, options in jobs(seed):

@@ -23,8 +23,9 @@ from chapters.scenarios.runner import reproduce
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=Path(tempfile.mkdtemp(prefix="scenario-times-")))
+    parser.add_argument("--out", type=Path, help="where the runs go (default: a new temporary folder)")
     args = parser.parse_args()
+    args.out = args.out or Path(tempfile.mkdtemp(prefix="scenario-times-"))
     options = Options(device="cpu")
     jobs = [(sid, options) for sid in SCENARIOS if sid != "nan"]
     jobs += [("nan", dataclasses.replace(options, cause=c)) for c in nan.CAUSES

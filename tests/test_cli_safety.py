@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -322,7 +323,9 @@ def test_sigterm_to_torchrun_is_recorded_as_interrupted(tmp_path):
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m",
                "chapters.cli", "train", "--steps", "100000", "--quiet", "--batch-size", "8", "--log-every", "1",
                "--out", str(tmp_path)]
-    launcher = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=CHILD_ENV)
+    scratch = tempfile.TemporaryDirectory()  # torchrun leaves a torchelastic_* folder in TMPDIR
+    launcher = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**CHILD_ENV, "TMPDIR": scratch.name})
     try:
         deadline = time.monotonic() + 180
         while not ((tmp_path / "metrics.jsonl").exists() and '"train_loss"' in (tmp_path / "metrics.jsonl").read_text()):
@@ -332,5 +335,6 @@ def test_sigterm_to_torchrun_is_recorded_as_interrupted(tmp_path):
         launcher.communicate(timeout=120)
     finally:
         launcher.kill()
+        scratch.cleanup()
     log = read_metrics_log(tmp_path)
     assert (log.events[-1]["event"], log.events[-1]["status"]) == ("run_end", "interrupted")

@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -28,11 +29,13 @@ STEPS = ["--preset", "tiny", "--steps", "20", "--log-every", "5", "--eval-every"
 CHILD_ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
 
 
-def torchrun(*args, processes=2, timeout=240):
-    """``torchrun --standalone --nproc_per_node=N -m chapters.cli ARGS`` against this checkout."""
+def torchrun(*args, processes=2, timeout=240, module="chapters.cli"):
+    """``torchrun --standalone --nproc_per_node=N -m MODULE ARGS`` against this checkout."""
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}",
-               "-m", "chapters.cli", *args]
-    return subprocess.run(command, capture_output=True, text=True, env=CHILD_ENV, timeout=timeout)
+               "-m", module, *args]
+    with tempfile.TemporaryDirectory() as scratch:  # torchrun leaves a torchelastic_* folder in TMPDIR
+        return subprocess.run(command, capture_output=True, text=True, env={**CHILD_ENV, "TMPDIR": scratch},
+                              timeout=timeout)
 
 
 def losses(run_dir):
@@ -169,10 +172,9 @@ def test_survivor_exits_with_a_clear_error_when_a_rank_dies_or_hangs(tmp_path, h
 
 
 def test_fsdp_on_cpu_stores_half_the_parameters_per_rank_and_trains_the_same():
-    command = ["-m", "chapters.memory.fsdp_cpu"]
-    sharded = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                              *command], capture_output=True, text=True, env=CHILD_ENV, timeout=240)
-    single = subprocess.run([sys.executable, *command], capture_output=True, text=True, env=CHILD_ENV, timeout=240)
+    sharded = torchrun(module="chapters.memory.fsdp_cpu")
+    single = subprocess.run([sys.executable, "-m", "chapters.memory.fsdp_cpu"], capture_output=True, text=True,
+                            env=CHILD_ENV, timeout=240)
     assert sharded.returncode == 0 and single.returncode == 0, sharded.stderr[-3000:] + single.stderr
     [two], [one] = [[json.loads(line) for line in r.stdout.splitlines()] for r in (sharded, single)]  # rank 0 only
     assert one["stored_parameters"] == one["parameters"]

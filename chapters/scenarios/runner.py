@@ -79,11 +79,15 @@ def run_isolated(scenario_id: str, variant: str, options: Options, run_dir: Path
 def run_ranks(scenario_id: str, variant: str, options: Options, run_dir: Path, processes: int) -> None:
     """Run as ``processes`` ranks on this machine with the launcher behind the ``torchrun`` command
     (``torchrun --standalone --nproc_per_node=N``), and wait for all of them."""
+    from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
 
+    # The launcher keeps each rank's error file in a log folder, by default a new ``torchelastic_*`` folder
+    # in the temp directory that nobody removes -- one per run. Rank 0's log already records a failure.
     config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=processes, run_id=f"{scenario_id}-{variant}",
-                          rdzv_backend="c10d", rdzv_endpoint="localhost:0", max_restarts=0, monitor_interval=0.1)
+                          rdzv_backend="c10d", rdzv_endpoint="localhost:0", max_restarts=0, monitor_interval=0.1,
+                          logs_specs=DefaultLogsSpecs(log_dir=os.devnull))
     try:
         elastic_launch(config, _rank_main)(scenario_id, variant, options, str(run_dir))
     except ChildFailedError:
