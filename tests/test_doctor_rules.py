@@ -102,6 +102,22 @@ def test_a_jump_before_the_second_record_is_divergence_against_ln_v(tmp_path):
     assert labels(path)[:1] == ["divergence"]
 
 
+def test_a_lucky_first_batch_of_a_noisy_regression_is_no_start_to_blow_up_from(tmp_path):
+    # Batch-4 squared errors swing +-60 % (log scale) from record to record around 1.5; the first record
+    # drew 0.24. Ten times that is an ordinary record of this run, not a blow-up: with no class count the
+    # first record is the reference, and a jump from it must clear the noise of the records before it too
+    # (with fewer than three before it, no noise is measured and ten times is enough).
+    rng = np.random.default_rng(19)
+    loss = 1.5 * np.exp(-np.arange(600) / 3000) * np.exp(rng.normal(0, 0.6, 600))
+    loss[:4] = [0.24, 1.14, 1.62, 0.63]  # the benchmark run's first records; then 3.6, 0.67, 1.4, 3.5...
+    assert max(loss) >= 10 * loss[0]
+    logged = records(loss)
+    evals = [{"step": r["step"], "val_loss": 1.3 * math.exp(-r["step"] / 30000)} for r in logged[29::30]]
+    path = write_log(tmp_path, sorted(logged + evals, key=lambda r: (r["step"], "val_loss" in r)),
+                     start={"loss_floor": 0.25})
+    assert labels(path) == []  # a fixed validation set falling steadily: learning, slowly
+
+
 @pytest.mark.parametrize("start", [{"num_classes": 6}, {"num_labels": 6}, {"config": {"n_classes": 6}}])
 def test_a_run_that_blew_up_before_its_first_record_is_divergence_when_its_classes_are_declared(tmp_path, start):
     # An LR far too high for Adam: 500 000 at the first record, then down to about 2.4 for good. Against the

@@ -47,7 +47,7 @@ from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.oscillation import fell_back, thrashing
 from chapters.doctor.plateau import GAVE_BACK, MIN_DROP, dead_network, relapse
-from chapters.doctor.reference import RISE, rise_limit
+from chapters.doctor.reference import RISE, declared, rise_limit
 from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump
 from chapters.doctor.signals import blew_up, first_sustained, reference_level, smooth, window_for
 
@@ -74,7 +74,7 @@ def check(run) -> list[Finding]:
     if thrashing(run, loss, start) or dead_network(run, loss, start):
         return []  # swinging around the untrained level for the whole run, or died: oscillation and
         # loss_plateau report those
-    exploded = blew_up(loss, start)
+    exploded = blew_up(loss, start, declared(run))
     if exploded is not None:
         peak = float(loss.max())
         return [_finding(run, smoothed, exploded, window, confidence(0.7, peak / (signals.BLOWUP * start)),

@@ -53,6 +53,7 @@ import pandas as pd
 
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.plateau import dead_network
+from chapters.doctor.reference import declared
 from chapters.doctor.schedule import lr_raised
 from chapters.doctor.signals import (blew_up, first_sustained, group_keys, head, reference_level, smooth, tail,
                                      window_for)
@@ -181,7 +182,7 @@ def _blew_up_by(run, row) -> bool:
     loss = loss[loss > 0]
     if len(loss) < 2:
         return False
-    step = blew_up(loss, reference_level(run, loss))
+    step = blew_up(loss, reference_level(run, loss), declared(run))
     return step is not None and step <= run.train.loc[row, "step"]
 
 

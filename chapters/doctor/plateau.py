@@ -43,6 +43,7 @@ import math
 
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
+from chapters.doctor.reference import declared
 from chapters.doctor.schedule import lr_raised
 from chapters.doctor.signals import (blew_up, first_sustained, jitter_scale, noise_scale, reference_level, smooth,
                                      tail, window_for)
@@ -69,7 +70,7 @@ def check(run) -> list[Finding]:
         return []
     start = reference_level(run, loss)
     died = dead_network(run, loss, start)
-    if died is None and blew_up(loss, start) is not None:
+    if died is None and blew_up(loss, start, declared(run)) is not None:
         return []  # the loss exploded and never recovered: divergence, not a learning rate too small
     if died is not None:
         step, ratio, evidence = died
