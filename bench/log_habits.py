@@ -148,7 +148,12 @@ def steps_within_epochs(rows: list[dict]) -> list[dict]:
 
 def in_bits(row: dict) -> dict:
     """``row`` with its losses (and a ``run_start``'s ``loss_floor``) divided by ln 2; ``None`` and NaN stay."""
-    keys = ("loss_floor",) if row.get("event") == "run_start" else () if "event" in row else ("train_loss", "val_loss")
+    if row.get("event") == "run_start":
+        keys = ("loss_floor",)
+    elif "event" in row:
+        keys = ()  # other events hold no loss
+    else:
+        keys = ("train_loss", "val_loss")
     return {key: value / math.log(2) if key in keys and isinstance(value, (int, float)) else value
             for key, value in row.items()}
 
