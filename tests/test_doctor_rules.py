@@ -12,7 +12,7 @@ import pytest
 
 from autograder.problems import no_shuffle as no_shuffle_problem
 from chapters.doctor import diagnose
-from chapters.doctor.no_shuffle import epoch_shape
+from chapters.doctor.no_shuffle import epoch_shape, min_correlation
 from chapters.doctor.signals import trend_z
 
 
@@ -302,6 +302,73 @@ def test_ten_class_blocks_inside_a_declared_epoch_are_no_shuffle(tmp_path, class
              "train_loss": (0.05 + 2.0 * math.exp(-((step - 1) % block) / (0.15 * block)))
              * math.exp(rng.normal(0, 0.05))} for step in range(1, 2001)]
     assert labels(write_log(tmp_path, rows, start={"steps_per_epoch": 200}))[:1] == ["no_shuffle"]
+
+
+def class_blocks(classes, block, log_every, seed, epochs=6):
+    """Class-sorted data: each class's block of ``block`` steps makes the loss collapse, the next class
+    throws it back up; every record is the mean of the steps since the last one (``log_every``)."""
+    rng = np.random.default_rng(seed)
+    epoch_steps = classes * block
+    losses = [(2 * math.log(classes) * math.exp(-(i % block) / (block / 8)) * 0.9 ** (i // epoch_steps) + 0.05)
+              * math.exp(rng.normal(0, 0.1)) for i in range(epoch_steps * epochs)]
+    return [{"step": end, "epoch": (end - 1) // epoch_steps, "lr": 1e-3,
+             "train_loss": float(np.mean(losses[end - log_every:end]))}
+            for end in range(log_every, len(losses) + 1, log_every)]
+
+
+@pytest.mark.parametrize("classes, block, log_every", [(10, 31, 10), (5, 31, 10), (10, 63, 20), (10, 47, 10)])
+def test_class_blocks_three_records_long_are_no_shuffle(tmp_path, classes, block, log_every):
+    # A record every 10-20 steps through class blocks of 31-63: three records a tooth, ten teeth an epoch.
+    # No period of three records can be found (that is how oscillation looks), and eight phase bins of the
+    # epoch average the teeth away; record by record, each tooth sits at the same phase every epoch. The
+    # logging interval does not divide the epoch, so even and odd epochs log at different phases. The first
+    # three were missed until 2026-12-02 (10 x 47 was found before).
+    for seed in range(2):
+        rows = class_blocks(classes, block, log_every, seed)
+        path = write_log(tmp_path, rows, start={"num_classes": classes, "steps_per_epoch": classes * block})
+        assert labels(path)[:1] == ["no_shuffle"], seed
+
+
+def test_the_same_batches_in_the_same_order_every_epoch_are_no_shuffle(tmp_path):
+    # Data in random but *fixed* order (no shuffle, or the generator re-seeded each epoch): each batch's
+    # own difficulty repeats at the same place every epoch -- a fingerprint only a record-by-record
+    # comparison sees (all three were missed until 2026-12-02). The same batches reshuffled every epoch are
+    # healthy.
+    epoch_steps = 200
+    for shuffled in (False, True):
+        for seed in range(3):
+            rng = np.random.default_rng(seed)
+            difficulty = rng.normal(0, 0.05, epoch_steps)
+            order = np.concatenate([rng.permutation(epoch_steps) if shuffled else np.arange(epoch_steps)
+                                    for _ in range(6)])
+            trend = learning_curve(len(order), rng, noise=0.05)
+            rows = [{"step": i + 1, "epoch": i // epoch_steps, "lr": 1e-3,
+                     "train_loss": float(trend[i] * math.exp(difficulty[batch]))} for i, batch in enumerate(order)]
+            found = "no_shuffle" in labels(write_log(tmp_path, rows, start={"steps_per_epoch": epoch_steps}))
+            assert found is not shuffled, (shuffled, seed)
+
+
+@pytest.mark.parametrize("log_every", [1, 5])
+def test_a_learning_rate_restarted_every_epoch_is_not_no_shuffle(tmp_path, log_every):
+    # Cosine annealing with a warm restart at every epoch: the loss rises at each restart and falls as the
+    # rate anneals -- the same shape every epoch, with the data shuffled. The learning rate's own shape
+    # accounts for it (44 of 288 constructed runs like these were no_shuffle until 2026-12-02).
+    epoch_steps = 150
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        step = np.arange(epoch_steps * 8)
+        lr = 0.1 * (0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * (step % epoch_steps) / epoch_steps)))
+        level = 0.5 + 1.8 * np.exp(-np.cumsum(lr) / (0.3 * len(step) * 0.1)) + 0.8 * lr
+        loss = level * np.exp(rng.normal(0, 0.05, len(step)))
+        rows = [{"step": int(s) + 1, "epoch": int(s) // epoch_steps, "lr": float(lr[s]), "train_loss": float(loss[s])}
+                for s in step if (s + 1) % log_every == 0]
+        assert "no_shuffle" not in labels(write_log(tmp_path, rows, start={"steps_per_epoch": epoch_steps})), seed
+
+
+def test_the_correlation_thresholds_are_the_1_percent_points_of_independent_profiles():
+    # min_correlation reproduces the t-test's one-sided 1 % critical values of Pearson's r.
+    for points, critical in ((4, 0.980), (8, 0.789), (16, 0.574), (32, 0.409)):
+        assert min_correlation(points) == pytest.approx(critical, abs=0.002)
 
 
 def test_the_05_judges_logs_are_judged_right_by_the_doctor(tmp_path):
