@@ -175,7 +175,7 @@ def _declared_shape(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray) -> E
     each tooth sits at the same phase every epoch. The threshold follows the bin count (:func:`min_correlation`),
     so more bins ask less correlation of each but the same chance of being fooled."""
     shape = _split_half(loss, phase, epoch)
-    per_epoch = int(np.bincount(np.unique(epoch, return_inverse=True)[1]).max())
+    per_epoch = int(np.bincount(_numbered(epoch)).max())
     if (shape is not None and shape.repeats) or per_epoch < FINE:
         return shape
     fine = _split_half(loss, phase, epoch, (per_epoch, per_epoch // 2), by_record=True)
