@@ -578,6 +578,31 @@ def test_the_trend_test_sees_a_slow_fall_under_noise_and_no_trend_in_noise():
     assert abs(trend_z(pd.Series(noise))) < 1.96
 
 
+# ------------------------------------------------------------------ non-finite gradient norms under a scaler
+def scaled_run(skipped, count=3000):
+    """A healthy float16 run whose loss scaler skipped the ``skipped`` steps: their grad_norm is inf."""
+    rng = np.random.default_rng(3)
+    loss = learning_curve(count, rng)
+    return [{"step": step, "epoch": (step - 1) // 500, "train_loss": float(loss[step - 1]), "lr": 1e-3,
+             "grad_norm": math.inf if skipped(step) else 1.5 * math.exp(rng.normal(0, 0.3))}
+            for step in range(1, count + 1)]
+
+
+def test_steps_a_loss_scaler_skipped_are_not_grad_explosion(tmp_path):
+    # The scaler starts high and overflows while it calibrates (the first 12 steps), then once each time it
+    # has grown again (here every 500 steps); training carries on. All grad_explosion until 2026-12-02.
+    rows = scaled_run(lambda step: step <= 12 or step % 500 == 100)
+    assert "grad_explosion" not in labels(write_log(tmp_path, rows, start={"num_classes": 10}))
+
+
+@pytest.mark.parametrize("skipped", [lambda step: step % 3 == 0, lambda step: step > 2000])
+def test_a_scaler_that_keeps_skipping_or_a_log_that_ends_on_an_inf_norm_is_grad_explosion(tmp_path, skipped):
+    # A third of the steps overflowing is no calibration: the gradients are too large for float16 at any
+    # scale. Norms that stay inf to the end of the log never recovered.
+    path = write_log(tmp_path, scaled_run(skipped), start={"num_classes": 10})
+    assert labels(path)[:1] == ["grad_explosion"]
+
+
 # ----------------------------------------------------------------- vanishing: a property of the network as built
 def grad_groups(first, last, count, rng):
     """Per-group gradient norms: the last group steady near 1, the first ``first[i]`` times it at record i."""
