@@ -121,7 +121,7 @@ def check(run) -> list[Finding]:
 def bounce(run, loss: pd.Series, start: float) -> list[Finding]:
     """One big swing: up to ``BOUNCE`` x the reference, then back below ``FELL_BACK`` x it by the end."""
     smoothed = smooth(loss, window_for(len(loss)))
-    limit = start * max(BOUNCE, math.exp(signals.NOISE_UNITS * log_noise(run, loss)))
+    limit = start * max(BOUNCE, signals.factor(signals.NOISE_UNITS * log_noise(run, loss)))
     step = first_sustained(smoothed >= limit, max(3, len(loss) // 50))
     # Above the limit from the first record on, the log shows no jump: the run started there (a loss
     # logged in bits beside a declared ln K starts 1.44x above it).

@@ -63,7 +63,9 @@ def check(run) -> list[Finding]:
         climb = float((between - between.cummin()).max()) if len(between) else 0.0
         if end > at_best * 1.02 or climb > (RISE - 1) * reference_level(run, train):
             return []  # train rose too: that is divergence, not overfitting
-        evidence += f" while train fell {1 - end / at_best:.0%} to {end:.3g}"
+        # A train loss of exactly 0 (float32 rounds a confident model's loss to 0) has no percentage to fall by.
+        evidence += f" while train fell {1 - end / at_best:.0%} to {end:.3g}" if at_best > 0 else \
+            f" while train sat at {end:.3g}"
         if end > 1e-3:
             evidence += f" (val/train gap x{late / end:.1f})"
     return [Finding("overfitting", confidence(0.75, rise / MIN_RISE), int(best_step), evidence,

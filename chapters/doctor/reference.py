@@ -38,4 +38,4 @@ def log_noise(run, loss: pd.Series) -> float:
 def rise_limit(run, loss: pd.Series, reference: float) -> float:
     """The level a smoothed loss must pass to count as risen above ``reference``: ``RISE`` x the reference,
     or more on a noisy run -- ``NOISE_UNITS`` x the noise of the comparison (:func:`log_noise`)."""
-    return reference * max(RISE, math.exp(signals.NOISE_UNITS * log_noise(run, loss)))
+    return reference * max(RISE, signals.factor(signals.NOISE_UNITS * log_noise(run, loss)))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from chapters.doctor import (divergence, frozen, gpu_utilisation, gradients, leakage, memory, nan, no_shuffle, oom,
                              oscillation, overfitting, plateau, throughput)
 from chapters.doctor.findings import Diagnosis, Finding
@@ -63,5 +65,9 @@ def rank(findings: list[Finding]) -> list[Finding]:
 
 
 def diagnose_run(run: RunLog) -> Diagnosis:
-    findings = [finding for rule in RULES for finding in rule.check(run)]
+    # The rules divide and exponentiate logged values, which the contract lets be 0, 1e-300 or 1e300 (a
+    # loss that blew up); the result is then inf or 0 and every comparison with it is the right one, so
+    # numpy's overflow warnings would only print noise beside the report.
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
+        findings = [finding for rule in RULES for finding in rule.check(run)]
     return Diagnosis(rank(findings), list(run.notes))

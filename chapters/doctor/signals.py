@@ -68,6 +68,14 @@ def noise_scale(values: pd.Series) -> float:
     return float(1.4826 * np.median(np.abs(differences)) / math.sqrt(2))
 
 
+def factor(log_units: float) -> float:
+    """e ** ``log_units``: a threshold measured in log units as a factor on the loss -- and ``inf`` past the
+    largest float, where ``math.exp`` raises. Why it can pass: a loss that jumps between 1e-40 and 1e38
+    (float32's extremes) from one record to the next has a noise of about 100 log units, and 6 of those is
+    e ** 600; no finite value clears that bar, which is the right answer."""
+    return math.exp(log_units) if log_units < math.log(np.finfo(float).max) else math.inf
+
+
 def jitter_scale(values: pd.Series) -> float:
     """Like :func:`noise_scale`, but around a steady trend: the consecutive differences minus their median.
 
@@ -122,7 +130,7 @@ def blew_up(loss: pd.Series, reference: float, exact: bool) -> int | None:
         return None
     if not exact and hits[0] >= 3:
         calm = jitter_scale(pd.Series(np.log(values[: hits[0]])))
-        hits = np.flatnonzero(values >= reference * max(BLOWUP, math.exp(NOISE_UNITS * math.sqrt(2) * calm)))
+        hits = np.flatnonzero(values >= reference * max(BLOWUP, factor(NOISE_UNITS * math.sqrt(2) * calm)))
         if len(hits) == 0:
             return None
     after = smooth(loss.iloc[hits[0]:], 3)
