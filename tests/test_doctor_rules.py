@@ -578,6 +578,24 @@ def test_the_trend_test_sees_a_slow_fall_under_noise_and_no_trend_in_noise():
     assert abs(trend_z(pd.Series(noise))) < 1.96
 
 
+def test_gradients_that_grow_after_the_loss_began_to_climb_are_its_symptom(tmp_path):
+    # A learning rate too high from the start, unchanged: the loss climbs from record 60 and the gradient
+    # norm grows with it (as its square root, a bowl's), passing 10x its start only 30 records later. The
+    # loss went first: divergence. Until 2026-12-02 grad_explosion's higher confidence ranked it first.
+    rng = np.random.default_rng(5)
+    count = 200
+    growth = np.exp(np.maximum(0, np.arange(count) - 60) * 0.15)
+    loss = 2.3 * growth * np.exp(rng.normal(0, 0.05, count))
+    norms = 2.0 * np.sqrt(growth) * np.exp(rng.normal(0, 0.1, count))
+    path = write_log(tmp_path, records(loss, grad_norm=norms), start={"num_classes": 10})
+    assert labels(path)[:2] == ["divergence", "grad_explosion"]
+    # The other order: the norm jumps 100x at record 60 (inputs out of range) and the loss follows 10 later.
+    norms = 2.0 * np.where(np.arange(count) >= 60, 100.0, 1.0) * np.exp(rng.normal(0, 0.1, count))
+    loss = 2.3 * np.exp(np.maximum(0, np.arange(count) - 70) * 0.15) * np.exp(rng.normal(0, 0.05, count))
+    path = write_log(tmp_path, records(loss, grad_norm=norms), start={"num_classes": 10})
+    assert labels(path)[:2] == ["grad_explosion", "divergence"]
+
+
 # ------------------------------------------------------------------ non-finite gradient norms under a scaler
 def scaled_run(skipped, count=3000):
     """A healthy float16 run whose loss scaler skipped the ``skipped`` steps: their grad_norm is inf."""

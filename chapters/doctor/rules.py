@@ -37,6 +37,12 @@ CONSEQUENCES = {
 }
 
 
+# Causes whose consequence can also come first: an LR too high from the start throws the loss up, and the
+# gradients grow with it (real SGD runs at 10x their learning rate, batch 2-4: the loss climbed 5-10 records
+# before the norm passed 10x). When the consequence started strictly earlier, the order is reversed.
+GROW_WITH_THE_LOSS = {"grad_explosion"}
+
+
 # Findings about the machine rather than the training: speed falls with a busy neighbour as well as with a
 # stalling loader, so a finding about the loss or the gradients -- which explains the run -- comes first.
 MACHINE = {"throughput_drop", "gpu_underutilised"}
@@ -57,11 +63,19 @@ def rank(findings: list[Finding]) -> list[Finding]:
         return [c.confidence for c in findings
                 if finding.anomaly in CONSEQUENCES.get(c.anomaly, ()) and start(c) <= start(finding)]
 
+    def came_after(finding):
+        # Gradients that exploded *after* the loss began to climb or swing grew with it -- a loss far from
+        # its minimum has large gradients -- so they are that finding's symptom, not its cause.
+        if finding.anomaly not in GROW_WITH_THE_LOSS:
+            return []
+        return [s.confidence for s in findings
+                if s.anomaly in CONSEQUENCES[finding.anomaly] and start(s) < start(finding)]
+
     def score(finding):
-        return min([finding.confidence] + [c - 1e-3 for c in causes(finding)])
+        return min([finding.confidence] + [c - 1e-3 for c in causes(finding) + came_after(finding)])
 
     ranked = sorted(findings, key=lambda f: (f.anomaly in MACHINE, -score(f), start(f)))
-    return [replace(f, confidence=min(f.confidence, SYMPTOM)) if causes(f) else f for f in ranked]
+    return [replace(f, confidence=min(f.confidence, SYMPTOM)) if causes(f) or came_after(f) else f for f in ranked]
 
 
 def diagnose_run(run: RunLog) -> Diagnosis:
