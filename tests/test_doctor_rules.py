@@ -596,6 +596,22 @@ def test_gradients_that_grow_after_the_loss_began_to_climb_are_its_symptom(tmp_p
     assert labels(path)[:2] == ["grad_explosion", "divergence"]
 
 
+def test_tiny_gradients_of_a_loss_gone_to_zero_are_convergence_not_vanishing(tmp_path):
+    # A separable problem fitted perfectly: the loss falls to 1e-7 and the gradients with it (cross-entropy's
+    # gradient is p - y). Only the total norm is logged. Vanishing until 2026-12-02; the same tiny norms
+    # beside a loss stuck at ln K still are.
+    rng = np.random.default_rng(8)
+    count = 300
+    loss = 2.3 * np.exp(-np.arange(count) / 5) + 1e-9
+    norms = 3.0 * loss * np.exp(rng.normal(0, 0.3, count))
+    path = write_log(tmp_path, records(loss, grad_norm=norms), start={"num_classes": 10})
+    assert "vanishing_gradients" not in labels(path)
+    stuck = math.log(10) * np.exp(rng.normal(0, 0.01, count))
+    path = write_log(tmp_path, records(stuck, grad_norm=1e-8 * np.exp(rng.normal(0, 0.3, count))),
+                     start={"num_classes": 10})
+    assert "vanishing_gradients" in labels(path)
+
+
 # ------------------------------------------------------------------ non-finite gradient norms under a scaler
 def scaled_run(skipped, count=3000):
     """A healthy float16 run whose loss scaler skipped the ``skipped`` steps: their grad_norm is inf."""
