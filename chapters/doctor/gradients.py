@@ -36,8 +36,8 @@ total norm.
 Threshold: ratio below ``VANISH_RATIO`` (gradient norms) or, for update ratios, the smallest group below
 ``UPDATE_VANISH_RATIO`` of the *median* group (a group whose weights start at zero has an update ratio
 near 1, so the largest group is no yardstick there),
-or a total norm below ``VANISH_TOTAL`` -- and below it per unit of train loss (:func:`per_unit_of_loss`). Why: when early layers get a thousandth of the gradient of late
-ones, they do not learn (the same mechanism run the other way: Jacobians with norm below 1). A group whose
+or a total norm below ``VANISH_TOTAL`` -- and below it per unit of train loss (:func:`per_unit_of_loss`).
+Why: when early layers get a thousandth of the gradient of late ones, they do not learn (the same mechanism run the other way: Jacobians with norm below 1). A group whose
 norm is exactly zero is frozen or dead, not vanishing: the frozen rule reports it.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01):
@@ -183,7 +183,7 @@ def per_unit_of_loss(run) -> float:
     Why: a loss that went to zero has gradients that go with it -- cross-entropy's gradient is p - y, as
     small as the loss once the model is sure and right -- so a total norm of 1e-9 on a run that fits its
     data perfectly is convergence, not vanishing (real MLPs trained with Adam at 30x its learning rate,
-    batch 2-8: 5 of 12 called vanishing until 2026-12-02, their losses at 1e-7 and 0). Gradients vanish
+    batch 2-8: 4 of 12 called vanishing until 2026-12-02, their losses at 1e-7 and 0; 1 now). Gradients vanish
     when they are tiny beside a loss that is not."""
     both = run.train[["grad_norm", "train_loss"]].astype(float) if "train_loss" in run.train else None
     if both is None:
