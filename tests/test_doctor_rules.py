@@ -329,6 +329,23 @@ def test_class_blocks_three_records_long_are_no_shuffle(tmp_path, classes, block
         assert labels(path)[:1] == ["no_shuffle"], seed
 
 
+@pytest.mark.parametrize("declare", [True, False])
+def test_class_blocks_whose_loss_rounds_to_exactly_zero_are_no_shuffle(tmp_path, declare):
+    # What a real MLP on class-sorted data logs: each block opens with the model sure of the last class
+    # (a loss of 50-200) and within a few batches is sure of this one -- float32 writes 0.0. Logs with and
+    # without epochs (then the period is found). Both missed until 2026-12-02: the zeros were dropped.
+    rng = np.random.default_rng(21)
+    rows = []
+    for step in range(1, 2001):
+        within = (step - 1) % 25
+        loss = 100 * math.exp(rng.normal(0, 0.5)) * 0.2 ** within
+        row = {"step": step, "train_loss": loss if loss > 1e-7 else 0.0, "lr": 0.05}
+        if declare:
+            row["epoch"] = (step - 1) // 250
+        rows.append(row)
+    assert labels(write_log(tmp_path, rows, start={"num_classes": 10}))[:1] == ["no_shuffle"]
+
+
 def test_the_same_batches_in_the_same_order_every_epoch_are_no_shuffle(tmp_path):
     # Data in random but *fixed* order (no shuffle, or the generator re-seeded each epoch): each batch's
     # own difficulty repeats at the same place every epoch -- a fingerprint only a record-by-record
