@@ -53,7 +53,8 @@ schedules and three logging habits; on 12,511 cached logs 32 more named right (c
 as moving averages, mostly), none lost, no new false alarm. A loss written 0.0 is read as the smallest
 positive loss of the run (:func:`_zeros_at_resolution`). Real training (an MLP on ten class-sorted Gaussian
 blobs, batch 8-64, a record every 1-20 steps, logs with steps_per_epoch, with epochs, with neither): at
-2.5 or more records a class block 10 of 21 named before these changes, 20 of 21 after; the same runs
+2.5 or more records a class block 2 of 21 named until 2026-12-02 (oscillation and divergence instead: the
+block boundaries' jumps), 10 with the record-by-record comparison, 20 with the zeros kept; the same runs
 shuffled: no ``no_shuffle`` (48).
 
 Last, whatever found the shape: when the logged learning rate moves within the epoch by
