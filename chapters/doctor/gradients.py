@@ -127,11 +127,11 @@ def skipped_steps(run) -> bool:
     Statistic: the logged ``grad_norm`` values in step order, and the loss's. Threshold: the log's last norm
     is finite, the loss is never written non-finite, the finite norms are of float16's size (median below
     ``FLOAT16_MAX``), and after the first finite norm at most ``MAX_SKIPPED`` of the norms are non-finite.
-    Why: mixed-precision training in float16 multiplies the loss by a large
-    scale so small gradients survive; when a step's gradients overflow, the scaler (``torch.amp.GradScaler``)
-    skips that step -- the norm is written inf, the weights are untouched -- and halves the scale. It starts
-    high on purpose, so the first few steps overflow while it calibrates, and it doubles again after every
-    2,000 clean steps, so one step in about 2,000 overflows for as long as the run lasts. Those infs are
+    Why: mixed-precision training in float16 multiplies the loss by a large scale so small gradients
+    survive; when a step's gradients overflow, the scaler (``torch.amp.GradScaler``) skips that step -- the
+    norm is written inf, the weights are untouched -- and halves the scale. It starts high on purpose, so
+    the first few steps overflow while it calibrates, and it doubles again after every 2,000 clean steps,
+    so one step in about 2,000 overflows for as long as the run lasts. Those infs are
     the scaler working (9 of 12 such constructed healthy runs were ``grad_explosion`` until 2026-12-02). An
     explosion does not carry on: the inf is followed by a NaN loss (the update wrote inf into the weights),
     or the log stops at it, or the scaler skips step after step because even a tiny scale overflows; and a

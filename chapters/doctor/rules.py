@@ -38,8 +38,8 @@ CONSEQUENCES = {
 
 
 # Causes whose consequence can also come first: an LR too high from the start throws the loss up, and the
-# gradients grow with it (real SGD runs at 10x their learning rate, batch 2-4: the loss climbed 5-10 records
-# before the norm passed 10x). When the consequence started strictly earlier, the order is reversed.
+# gradients grow with it (real SGD runs at 10x their learning rate, batch 2-4: the loss began to climb 5-17
+# records before the norm passed 10x). When the consequence started strictly earlier, the order is reversed.
 GROW_WITH_THE_LOSS = {"grad_explosion"}
 
 
