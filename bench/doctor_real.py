@@ -39,7 +39,8 @@ from torch import nn
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from chapters.doctor import diagnose  # noqa: E402  (after the path insert, so a checkout runs without install)
+from bench.families.tasks import relu_stack  # noqa: E402  (after the path insert: a checkout runs uninstalled)
+from chapters.doctor import diagnose  # noqa: E402
 
 CLASSES, FEATURES = 10, 20
 BASE_LR = {"sgd": 0.05, "adam": 1e-3}
@@ -65,11 +66,7 @@ def train(out: Path, seed: int, *, optimizer="sgd", momentum=0.0, lr_factor=1.0,
     if sort:
         order = torch.argsort(y, stable=True)
         x, y = x[order], y[order]
-    layers, width = [], FEATURES
-    for _ in range(hidden):
-        layers += [nn.Linear(width, 64), nn.ReLU()]
-        width = 64
-    model = nn.Sequential(*layers, nn.Linear(width, CLASSES))
+    model = relu_stack(FEATURES, 64, CLASSES, depth=hidden)
     lr = BASE_LR[optimizer] * lr_factor
     opt = torch.optim.SGD(model.parameters(), lr, momentum=momentum) if optimizer == "sgd" else \
         torch.optim.Adam(model.parameters(), lr)
@@ -90,7 +87,7 @@ def train(out: Path, seed: int, *, optimizer="sgd", momentum=0.0, lr_factor=1.0,
         loss = loss_fn(model(x[index]), y[index])
         opt.zero_grad()
         loss.backward()
-        grad_norm = float(torch.sqrt(sum((p.grad ** 2).sum() for p in model.parameters())))
+        grad_norm = float(torch.nn.utils.get_total_norm([p.grad for p in model.parameters()]))
         opt.step()
         window.append(loss.item())
         if step % log_every == 0:
