@@ -16,16 +16,21 @@ What each regime should read as:
 * ``spike`` (two hidden layers, one update at 3000x an unlogged LR): SGD's ReLUs die (``loss_plateau``);
   Adam's step is bounded, the network survives, and its gradients' burst reads as ``grad_explosion`` (the LR
   that caused it is not in the log).
+* ``memory`` (an LSTM classifier, each run in a fresh process, ``cpu_memory_gb`` from psutil's RSS): keeping
+  one batch's outputs with their graph every 1, 5 or 20 steps is ``memory_growth``; the same runs without
+  the leak are healthy, on fixed and on random sequence lengths (the allocator settles either way).
 
-    OMP_NUM_THREADS=1 python bench/doctor_real.py [--regimes lr,order,spike]
+    OMP_NUM_THREADS=1 python bench/doctor_real.py [--regimes lr,order,spike,memory]
 
-About two minutes on one core; every run is seeded, so the counts repeat.
+About two minutes on one core; every run is seeded, so the losses repeat (the memory regime's RSS is the
+machine's own, and differs a little from run to run).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import sys
 import tempfile
 import time
@@ -33,6 +38,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
+import psutil
 import torch
 from torch import nn
 
@@ -44,7 +50,7 @@ from chapters.doctor import diagnose  # noqa: E402
 
 CLASSES, FEATURES = 10, 20
 BASE_LR = {"sgd": 0.05, "adam": 1e-3}
-REGIMES = ("lr", "order", "spike")
+REGIMES = ("lr", "order", "spike", "memory")
 
 
 def train(out: Path, seed: int, *, optimizer="sgd", momentum=0.0, lr_factor=1.0, batch=32, log_every=1,
@@ -104,6 +110,49 @@ def train(out: Path, seed: int, *, optimizer="sgd", momentum=0.0, lr_factor=1.0,
     return out
 
 
+def train_lstm(out: Path, seed: int, *, leak_every=0, random_lengths=False, log_every=1, steps=600) -> Path:
+    """Train an LSTM to tell whether the first feature of a sequence's last four steps sums above 0, logging the process's resident memory
+    (psutil RSS, what ``htop`` shows) as ``cpu_memory_gb``; run it in a fresh process (:func:`in_fresh_process`)
+    so the memory is this run's alone. ``leak_every``: every that many steps, one batch's outputs are kept
+    with their graph -- the classic leak (a list of model outputs that is never cleared, holding every
+    activation the graph saved)."""
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)
+    lstm, head = nn.LSTM(16, 32, batch_first=True), nn.Linear(32, 2)
+    opt = torch.optim.Adam([*lstm.parameters(), *head.parameters()], 3e-3)
+    process, kept, lines, window = psutil.Process(), [], [], []
+    for step in range(1, steps + 1):
+        length = int(torch.randint(8, 64, (1,), generator=generator)) if random_lengths else 32
+        x = torch.randn(16, length, 16, generator=generator)
+        y = (x[:, -4:, 0].sum(1) > 0).long()
+        loss = nn.functional.cross_entropy(head(lstm(x)[0][:, -1]), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        window.append(loss.item())
+        if leak_every and step % leak_every == 0:
+            kept.append(head(lstm(x)[0][:, -1]))
+        if step % log_every == 0:
+            lines.append(json.dumps({"step": step, "train_loss": float(np.mean(window)),
+                                     "cpu_memory_gb": process.memory_info().rss / 1e9}))
+            window = []
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    return out
+
+
+def in_fresh_process(trainer, out: Path, **settings) -> Path:
+    """Run ``trainer`` in a new interpreter ("spawn": nothing inherited), so that memory freed by earlier
+    runs cannot hide a leak and memory they grew cannot look like one."""
+    process = multiprocessing.get_context("spawn").Process(target=trainer, args=(out,), kwargs=settings)
+    process.start()
+    process.join()
+    if process.exitcode != 0:
+        raise RuntimeError(f"the training process for {out.name} exited with code {process.exitcode}")
+    return out
+
+
 def runs(regime: str):
     """(group, training keyword arguments) for every run of one regime."""
     if regime == "lr":
@@ -123,6 +172,12 @@ def runs(regime: str):
                         yield ("class-sorted" if sort else "shuffled") + ", >= 2.5 records a block", dict(
                             seed=seed, sort=sort, momentum=0.9, batch=batch, log_every=log_every, spread=0.8,
                             examples=2000, epochs=8, epoch_key=epoch_key, declare_epoch=declare)
+    elif regime == "memory":
+        for leak_every in (0, 1, 5, 20):
+            for random_lengths in (False, True):
+                for seed, log_every in enumerate((1, 10)):
+                    yield (f"leak every {leak_every} steps" if leak_every else "no leak"), dict(
+                        seed=seed, leak_every=leak_every, random_lengths=random_lengths, log_every=log_every)
     else:
         for optimizer in ("sgd", "adam"):
             for seed, log_every in enumerate((1, 10, 10, 5)):
@@ -148,7 +203,8 @@ def main() -> int:
             planned = list(runs(regime))
             for number, (group, settings) in enumerate(planned, 1):
                 print(f"\r{regime}: run {number}/{len(planned)}", end="", file=sys.stderr, flush=True)
-                log = train(Path(scratch) / f"{regime}-{number}", **settings)
+                out = Path(scratch) / f"{regime}-{number}"
+                log = in_fresh_process(train_lstm, out, **settings) if regime == "memory" else train(out, **settings)
                 try:
                     findings = diagnose(log).findings
                 except Exception as error:  # a traceback on a valid log is a result to count, not to stop at
