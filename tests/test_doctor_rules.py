@@ -112,6 +112,16 @@ def test_a_leak_of_eight_percent_over_the_run_is_memory_growth(tmp_path, key):
     assert labels(write_log(tmp_path, records(learning_curve(count, rng), **{key: memory})))[0] == "memory_growth"
 
 
+@pytest.mark.parametrize("leak", [0.15, 0.3, 1.0])
+def test_a_leak_written_with_one_decimal_is_memory_growth(tmp_path, leak):
+    # round(memory_gb, 1): a steady leak becomes a few steps of 0.1 GB, as few distinct values as a peak
+    # counter's -- but it steps up in both halves of the run.
+    rng = np.random.default_rng(16)
+    count = 400
+    memory = np.round(1.2 * (1 + leak * np.arange(count) / count), 1)
+    assert "memory_growth" in labels(write_log(tmp_path, records(learning_curve(count, rng), gpu_memory_gb=memory)))
+
+
 # -------------------------------------------------------------------------------- the classes
 def test_a_jump_before_the_second_record_is_divergence_against_ln_v(tmp_path):
     # 4.6 at the first record, 136 at the second, then 25-35 for the rest: the median of the first records
