@@ -122,6 +122,30 @@ def test_a_leak_written_with_one_decimal_is_memory_growth(tmp_path, leak):
     assert "memory_growth" in labels(write_log(tmp_path, records(learning_curve(count, rng), gpu_memory_gb=memory)))
 
 
+# -------------------------------------------------------------------------------------------------- oom
+CPU_ALLOCATOR = ("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: you "
+                 "tried to allocate 40000000000000 bytes. Error code 12 (Cannot allocate memory)")  # torch 2.13's
+
+
+@pytest.mark.parametrize("error", [
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity)",
+    "RuntimeError: " + CPU_ALLOCATOR, "MemoryError", "RuntimeError: MPS backend out of memory",
+    "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"])
+def test_a_failed_run_whose_error_is_an_allocators_is_oom(tmp_path, error):
+    # A loop that catches every exception alike writes status "failed" and the exception's text.
+    rng = np.random.default_rng(17)
+    end = {"event": "run_end", "step": 120, "status": "failed", "error": error}
+    assert labels(write_log(tmp_path, records(learning_curve(120, rng)) + [end]))[0] == "oom"
+
+
+@pytest.mark.parametrize("error", ["IndexError: index out of range in self",
+                                   "RuntimeError: Expected all tensors to be on the same device"])
+def test_a_failed_run_with_another_error_is_not_oom(tmp_path, error):
+    rng = np.random.default_rng(17)
+    end = {"event": "run_end", "step": 120, "status": "failed", "error": error}
+    assert "oom" not in labels(write_log(tmp_path, records(learning_curve(120, rng)) + [end]))
+
+
 # -------------------------------------------------------------------------------- the issue's classes
 def test_a_jump_before_the_second_record_is_divergence_against_ln_v(tmp_path):
     # 4.6 at the first record, 136 at the second, then 25-35 for the rest: the median of the first records
