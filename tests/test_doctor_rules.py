@@ -146,6 +146,24 @@ def test_a_failed_run_with_another_error_is_not_oom(tmp_path, error):
     assert "oom" not in labels(write_log(tmp_path, records(learning_curve(120, rng)) + [end]))
 
 
+@pytest.mark.parametrize("error", [
+    "RuntimeError: loss is nan at step 95", "ValueError: non-finite loss (inf), stopping",
+    "RuntimeError: Function 'LogSoftmaxBackward0' returned nan values in its 0th output."])
+def test_a_run_that_stopped_on_a_non_finite_loss_is_nan_loss(tmp_path, error):
+    # The loop checked torch.isfinite(loss) and raised before the NaN could be logged.
+    rng = np.random.default_rng(18)
+    end = {"event": "run_end", "step": 95, "status": "failed", "error": error}
+    findings = diagnose(write_log(tmp_path, records(learning_curve(94, rng)) + [end])).findings
+    assert findings[0].anomaly == "nan_loss" and findings[0].step == 95
+
+
+@pytest.mark.parametrize("error", ["IndexError: index out of range in self", "training nanoGPT failed: disk full"])
+def test_a_failed_run_with_another_error_is_not_nan_loss(tmp_path, error):
+    rng = np.random.default_rng(18)
+    end = {"event": "run_end", "step": 95, "status": "failed", "error": error}
+    assert "nan_loss" not in labels(write_log(tmp_path, records(learning_curve(94, rng)) + [end]))
+
+
 # -------------------------------------------------------------------------------- the classes
 def test_a_jump_before_the_second_record_is_divergence_against_ln_v(tmp_path):
     # 4.6 at the first record, 136 at the second, then 25-35 for the rest: the median of the first records

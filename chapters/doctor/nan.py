@@ -1,9 +1,12 @@
 """``nan_loss``: a loss that is NaN or infinite.
 
 Statistic: the first step whose ``train_loss`` or ``val_loss`` was *written* non-finite (``NaN``,
-``Infinity``, ``null``), or a ``nan`` event. Threshold: one is enough -- a NaN is not noise, and once the
-weights hold one every later step is NaN too. Why a rule at all: many loggers (Hugging Face's default among
-them) filter NaN losses out of their curves; ours keep them, so the doctor can point at the step.
+``Infinity``, ``null``), a ``nan`` event, or a ``run_end`` with status ``failed`` whose ``error`` says a value
+went non-finite (:func:`names_non_finite`: a loop that checks ``torch.isfinite(loss)`` and raises, or a
+framework that stops on NaN, ends the run *before* it logs the NaN). Threshold: one is enough -- a NaN is not
+noise, and once the weights hold one every later step is NaN too. Why a rule at all: many loggers (Hugging
+Face's default among them) filter NaN losses out of their curves; ours keep them, so the doctor can point at
+the step.
 
 The evidence names what the log shows just before: the last finite loss, the LR, and an LR that rose
 several-fold in the two records before the NaN (:mod:`chapters.doctor.schedule`) -- the usual cause. A loss
@@ -13,12 +16,17 @@ the ranking lists that finding first (``rules.CONSEQUENCES``).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from chapters.doctor.findings import Finding
 from chapters.doctor.schedule import LR_JUMP, lr_jump
 
 LESSON = "docs/doctor.md#nan_loss"
+# How an error says a value went non-finite: "loss is nan", "returned nan values in its 0th output" (autograd's
+# anomaly mode), "non-finite loss", "Infinity" -- as words, so that "nanoGPT" or "info" do not count.
+NON_FINITE = re.compile(r"\bnan\b|\binf\b|infinit|non-?finite|not finite", re.IGNORECASE)
 
 
 def check(run) -> list[Finding]:
@@ -26,8 +34,10 @@ def check(run) -> list[Finding]:
     bad = (flags["train_loss"] | flags["val_loss"]).to_numpy()
     steps = run.all_rows["step"].to_numpy()
     event_steps = [int(e["step"]) for e in run.events
-                   if e.get("event") == "nan" and isinstance(e.get("step"), (int, float))
+                   if (e.get("event") == "nan" or failed_non_finite(e)) and isinstance(e.get("step"), (int, float))
                    and not isinstance(e.get("step"), bool) and np.isfinite(e["step"])]
+    if not event_steps and len(steps) and any(failed_non_finite(e) for e in run.events):
+        event_steps = [int(steps[-1])]  # a run_end without a step: the run stopped after its last record
     if not bad.any() and not event_steps:
         return []
     candidates = event_steps + ([int(steps[bad][0])] if bad.any() else [])
@@ -36,6 +46,9 @@ def check(run) -> list[Finding]:
     evidence = f"the loss is non-finite from step {step}"
     if count:
         evidence += f" ({count} of {len(bad)} records hold NaN/inf)"
+    failures = [str(e["error"])[:160] for e in run.events if failed_non_finite(e)]
+    if failures and not count:
+        evidence = f"the run failed at step {step} with {failures[0]!r}"
     finite = run.train[run.train["step"] < step]["train_loss"].dropna() if "train_loss" in run.train else []
     if len(finite):
         evidence += f"; the last finite train loss was {finite.iloc[-1]:.4g}"
@@ -53,3 +66,10 @@ def check(run) -> list[Finding]:
         experiment="replay the failing step from its saved batch and see which tensor goes non-finite first; "
                    "re-run with the learning rate / 10",
         lesson=LESSON)]
+
+
+def failed_non_finite(event: dict) -> bool:
+    """A ``run_end`` with status ``failed`` whose ``error`` says a value went non-finite (:data:`NON_FINITE`)."""
+    error = event.get("error")
+    return (event.get("event") == "run_end" and event.get("status") == "failed" and isinstance(error, str)
+            and NON_FINITE.search(error) is not None)
