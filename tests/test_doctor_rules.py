@@ -766,6 +766,21 @@ def test_update_ratios_fading_layer_by_layer_to_zero_are_vanishing_not_a_freeze(
     assert labels(path)[:1] == ([want] if want else [])
 
 
+@pytest.mark.parametrize("first_gradient, want", [
+    (1.0, "frozen_parameters"),  # left out of the optimizer: a gradient like the others', never a step
+    (1e-7, "vanishing_gradients"),  # a gradient float32 cannot turn into a step: vanishing, not frozen
+])
+def test_a_group_that_never_moves_is_frozen_only_when_its_gradient_could_move_it(tmp_path, first_gradient, want):
+    rng = np.random.default_rng(21)
+    count = 200
+    loss = learning_curve(count, rng, start=2.3, end=0.9, noise=0.05)
+    columns = {"grad_norm/body": first_gradient * rng.uniform(0.5, 1.5, count),
+               "grad_norm/head": rng.uniform(0.5, 1.5, count),
+               "update_ratio/body": np.zeros(count), "update_ratio/head": 1e-3 * rng.uniform(0.5, 1.5, count)}
+    path = write_log(tmp_path, records(loss, **columns), start={"num_classes": 10})
+    assert labels(path)[:1] == [want]
+
+
 def test_groups_that_drift_apart_while_the_loss_thrashes_are_not_vanishing(tmp_path):
     # A healthy ratio (0.2) for the first records; then the learning rate throws the weights around, the
     # largest group's norm grows a thousandfold and the smallest looks starved -- a consequence, not the

@@ -4,8 +4,9 @@ Statistic: per-group update ratio ``update_ratio/<group>`` (||dw|| / ||w|| of a 
 gradient norm ``grad_norm/<group>``. Threshold: a group at exactly 0 (below ``ZERO``) in at least 90 % of
 its records while another group moves. Without per-group keys: ``trainable_params < total_params`` in
 ``run_start`` -- weaker evidence, since freezing is sometimes intended (fine-tuning). Why it matters: a
-frozen token embedding (``requires_grad=False``, a forgotten freeze from fine-tuning code) still trains "a
-bit" through the other layers, so the loss curve alone only looks slow; the update ratio shows 0 at once.
+frozen token embedding (``requires_grad=False``, a forgotten freeze from fine-tuning code, or parameters
+left out of the optimizer's groups) still trains "a bit" through the other layers, so the loss curve alone
+only looks slow; the update ratio shows 0 at once.
 For scale, CS231n's rule of thumb is an update ratio near 1e-3 for a healthy layer.
 
 An update of exactly 0 is also what float32 makes of a step far below a weight's precision: when the
@@ -20,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from chapters.doctor.findings import Finding
-from chapters.doctor.gradients import updates_vanish
+from chapters.doctor.gradients import VANISH_RATIO, updates_vanish
 
 ZERO = 1e-12
 LESSON = "docs/doctor.md#frozen_parameters"
@@ -50,16 +51,26 @@ def check(run) -> list[Finding]:
 
 
 def _has_gradient(run, key: str) -> bool:
-    """A group with no update but a non-zero gradient is not frozen: its updates are too small to change a
-    float32 weight at all (vanishing gradients do that), which the gradient rules report."""
+    """Does the group get a gradient too small to move it? A group with no update but a gradient far below
+    the other groups' -- under ``VANISH_RATIO`` of the largest group's, as the vanishing rule measures -- is
+    not frozen: its updates are too small to change a float32 weight at all, and the gradient rules report
+    it. A group with no update and a gradient as large as the others' *is* frozen: the optimizer never
+    steps it (its parameters were left out of the optimizer's groups) -- real runs logging both per-group
+    norms and update ratios, with the hidden layers left out of Adam, were called healthy or
+    ``grad_explosion`` until 2026-12-02 (0 of 6 found)."""
     gradient = "grad_norm/" + key.split("/", 1)[1]
-    return gradient in run.train and bool((run.train[gradient].abs() > ZERO).any())
+    if gradient not in run.train:
+        return False
+    groups = run.train[[c for c in run.train.columns if isinstance(c, str) and c.startswith("grad_norm/")]]
+    own = run.train[gradient].abs()
+    share = (own / groups.abs().max(axis=1)).replace([np.inf, -np.inf], np.nan).dropna()
+    return bool((own > ZERO).any()) and len(share) > 0 and float(share.median()) < VANISH_RATIO
 
 
 def _finding(score, step, evidence) -> Finding:
     return Finding("frozen_parameters", score, step, evidence,
-                   fix="set requires_grad=True on the frozen parameters (and make sure the optimizer was "
-                       "built after); if the freeze is intended, ignore this finding",
+                   fix="set requires_grad=True on the frozen parameters and build the optimizer from all of "
+                       "model.parameters() after that; if the freeze is intended, ignore this finding",
                    experiment="list [n for n, p in model.named_parameters() if not p.requires_grad] and check "
                               "update_ratio per group after one step",
                    lesson=LESSON)
