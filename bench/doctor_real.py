@@ -111,11 +111,11 @@ def train(out: Path, seed: int, *, optimizer="sgd", momentum=0.0, lr_factor=1.0,
 
 
 def train_lstm(out: Path, seed: int, *, leak_every=0, random_lengths=False, log_every=1, steps=600) -> Path:
-    """Train an LSTM to tell whether the first feature of a sequence's last four steps sums above 0, logging the process's resident memory
-    (psutil RSS, what ``htop`` shows) as ``cpu_memory_gb``; run it in a fresh process (:func:`in_fresh_process`)
-    so the memory is this run's alone. ``leak_every``: every that many steps, one batch's outputs are kept
-    with their graph -- the classic leak (a list of model outputs that is never cleared, holding every
-    activation the graph saved)."""
+    """Train an LSTM to tell whether the first feature of a sequence's last four steps sums above 0, logging
+    the process's resident memory (psutil RSS, what ``htop`` shows) as ``cpu_memory_gb``; run it in a fresh
+    process (:func:`in_fresh_process`) so the memory is this run's alone. ``leak_every``: every that many
+    steps, one batch's outputs are kept with their graph -- the classic leak (a list of model outputs that
+    is never cleared, holding every activation the graph saved)."""
     torch.set_num_threads(1)
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)

@@ -2,7 +2,7 @@
 
 Statistic: the first step whose ``train_loss`` or ``val_loss`` was *written* non-finite (``NaN``,
 ``Infinity``, ``null``), a ``nan`` event, or a ``run_end`` with status ``failed`` whose ``error`` says a value
-went non-finite (:func:`names_non_finite`: a loop that checks ``torch.isfinite(loss)`` and raises, or a
+went non-finite (:func:`failed_non_finite`: a loop that checks ``torch.isfinite(loss)`` and raises, or a
 framework that stops on NaN, ends the run *before* it logs the NaN). Threshold: one is enough -- a NaN is not
 noise, and once the weights hold one every later step is NaN too. Why a rule at all: many loggers (Hugging
 Face's default among them) filter NaN losses out of their curves; ours keep them, so the doctor can point at
@@ -33,10 +33,10 @@ def check(run) -> list[Finding]:
     flags = run.nonfinite
     bad = (flags["train_loss"] | flags["val_loss"]).to_numpy()
     steps = run.all_rows["step"].to_numpy()
-    event_steps = [int(e["step"]) for e in run.events
-                   if (e.get("event") == "nan" or failed_non_finite(e)) and isinstance(e.get("step"), (int, float))
+    stops = [e for e in run.events if e.get("event") == "nan" or failed_non_finite(e)]
+    event_steps = [int(e["step"]) for e in stops if isinstance(e.get("step"), (int, float))
                    and not isinstance(e.get("step"), bool) and np.isfinite(e["step"])]
-    if not event_steps and len(steps) and any(failed_non_finite(e) for e in run.events):
+    if stops and not event_steps and len(steps):
         event_steps = [int(steps[-1])]  # a run_end without a step: the run stopped after its last record
     if not bad.any() and not event_steps:
         return []

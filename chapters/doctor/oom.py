@@ -4,8 +4,8 @@ Statistic: an ``oom`` event, a ``run_end`` event with status ``oom``, or one wit
 ``error`` is an allocator's out-of-memory message (:func:`names_out_of_memory`). Threshold: one. The metrics
 alone cannot show it (the process dies between two records), which is why the JSONL contract has the event.
 Why read ``error`` too: a training loop that catches every exception the same way writes ``failed`` and the
-exception's text -- and that text names the allocator that gave up, as :func:`chapters.core.devices.is_out_of_memory`
-recognises the live exception.
+exception's text -- and that text names the allocator that gave up, as
+:func:`chapters.core.devices.is_out_of_memory` recognises the live exception.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ def ran_out(event: dict) -> bool:
         return True
     if event.get("event") != "run_end":
         return False
-    return event.get("status") == "oom" or (event.get("status") == "failed" and names_out_of_memory(event.get("error")))
+    status = event.get("status")
+    return status == "oom" or (status == "failed" and names_out_of_memory(event.get("error")))
 
 
 def names_out_of_memory(error) -> bool:
