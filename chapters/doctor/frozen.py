@@ -22,6 +22,7 @@ import numpy as np
 
 from chapters.doctor.findings import Finding
 from chapters.doctor.gradients import VANISH_RATIO, updates_vanish
+from chapters.doctor.signals import group_keys
 
 ZERO = 1e-12
 LESSON = "docs/doctor.md#frozen_parameters"
@@ -29,7 +30,7 @@ LESSON = "docs/doctor.md#frozen_parameters"
 
 def check(run) -> list[Finding]:
     for prefix in ("update_ratio", "grad_norm"):
-        keys = [c for c in run.train.columns if isinstance(c, str) and c.startswith(prefix + "/")]
+        keys = group_keys(run.train, prefix)
         if len(keys) < 2 or (prefix == "update_ratio" and updates_vanish(run)):
             continue  # too few groups; or updates fading layer by layer to nothing: vanishing gradients
         table = run.train[keys].astype(float)
@@ -61,7 +62,7 @@ def _has_gradient(run, key: str) -> bool:
     gradient = "grad_norm/" + key.split("/", 1)[1]
     if gradient not in run.train:
         return False
-    groups = run.train[[c for c in run.train.columns if isinstance(c, str) and c.startswith("grad_norm/")]]
+    groups = run.train[group_keys(run.train, "grad_norm")]
     own = run.train[gradient].abs()
     share = (own / groups.abs().max(axis=1)).replace([np.inf, -np.inf], np.nan).dropna()
     return bool((own > ZERO).any()) and len(share) > 0 and float(share.median()) < VANISH_RATIO

@@ -186,9 +186,9 @@ def per_unit_of_loss(run) -> float:
     data perfectly is convergence, not vanishing (real MLPs trained with Adam at 30x its learning rate,
     batch 2-8: 4 of 12 called vanishing until 2026-12-02, their losses at 1e-7 and 0; 1 now). Gradients vanish
     when they are tiny beside a loss that is not."""
-    both = run.train[["grad_norm", "train_loss"]].astype(float) if "train_loss" in run.train else None
-    if both is None:
+    if "train_loss" not in run.train:
         return math.inf
+    both = run.train[["grad_norm", "train_loss"]].astype(float)
     both = both[np.isfinite(both).all(axis=1) & (both["train_loss"] > 0)]
     return float((both["grad_norm"] / both["train_loss"]).median()) if len(both) else math.inf
 

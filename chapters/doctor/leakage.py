@@ -11,8 +11,8 @@ should predict -- a missing causal mask, labels copied into the inputs -- gets t
 more than the measurement's noise, again and again, is the evidence; the 8 % covers what the noise cannot
 show: a fixed validation set's own sampling offset (its loss differs from the expectation by a constant,
 about sd(loss) / sqrt(examples): for a regression's squared error sqrt(2 / N) of the floor, 6 % with 512
-examples -- a healthy linear regression in the benchmark measured 5 % below its floor). The log does not say N, so a leak smaller than
-that cannot be told from a small validation set.
+examples -- a healthy linear regression in the benchmark measured 5 % below its floor). The log does not
+say N, so a leak smaller than that cannot be told from a small validation set.
 A second statistic is for a *noisy* validation loss (a few random batches per evaluation): each evaluation
 then jumps by 5-8 %, and three in a row, three jumps below the floor, is luck -- a leak 10-14 % below
 goes unseen. But the median of the second half's n evaluations is known to within ``MEDIAN_ERROR`` x

@@ -37,7 +37,7 @@ def check(run) -> list[Finding]:
     event_steps = [int(e["step"]) for e in stops if isinstance(e.get("step"), (int, float))
                    and not isinstance(e.get("step"), bool) and np.isfinite(e["step"])]
     if stops and not event_steps and len(steps):
-        event_steps = [int(steps[-1])]  # a run_end without a step: the run stopped after its last record
+        event_steps = [int(steps[-1])]  # a stop written without a step came after the last record
     if not bad.any() and not event_steps:
         return []
     candidates = event_steps + ([int(steps[bad][0])] if bad.any() else [])
@@ -46,7 +46,7 @@ def check(run) -> list[Finding]:
     evidence = f"the loss is non-finite from step {step}"
     if count:
         evidence += f" ({count} of {len(bad)} records hold NaN/inf)"
-    failures = [str(e["error"])[:160] for e in run.events if failed_non_finite(e)]
+    failures = [str(e["error"])[:160] for e in stops if e.get("event") == "run_end"]
     if failures and not count:
         evidence = f"the run failed at step {step} with {failures[0]!r}"
     finite = run.train[run.train["step"] < step]["train_loss"].dropna() if "train_loss" in run.train else []

@@ -185,12 +185,12 @@ def min_correlation(points: int, chance: float = CHANCE) -> float:
 
 
 def _epoch_shape(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray) -> EpochShape | None:
-    """The shape over an epoch (declared or found): in eight (or four) phase bins, and -- when an epoch holds at least
-    ``FINE`` records and the bins show no repeat -- record by record (one bin per record of an epoch, or per
-    two when the records of successive epochs interleave). Why: data sorted by class repeats once per class
-    *block*, several times an epoch; ten teeth averaged into eight bins cancel out, while at record resolution
-    each tooth sits at the same phase every epoch. The threshold follows the bin count (:func:`min_correlation`),
-    so more bins ask less correlation of each but the same chance of being fooled."""
+    """The shape over an epoch (declared or found): in eight (or four) phase bins, and -- when an epoch holds
+    at least ``FINE`` records and the bins show no repeat -- record by record (one bin per record of an epoch,
+    or per two when the records of successive epochs interleave). Why: data sorted by class repeats once per
+    class *block*, several times an epoch; ten teeth averaged into eight bins cancel out, while at record
+    resolution each tooth sits at the same phase every epoch. The threshold follows the bin count
+    (:func:`min_correlation`), so more bins ask less correlation of each but the same chance of being fooled."""
     shape = _split_half(loss, phase, epoch)
     per_epoch = int(np.bincount(_numbered(epoch)).max())
     if (shape is not None and shape.repeats) or per_epoch < FINE:
