@@ -1,7 +1,7 @@
 """The doctor on runs from code it was not written against: six families, leave-one-family-out.
 
     OMP_NUM_THREADS=1 nice python bench/doctor_families.py [--seeds 0,1,2] [--out runs/doctor-families]
-        [--workers 1] [--fresh] [--misses] [--held-out [--held-out-seeds 4]] [--habit H]
+        [--workers 1] [--fresh] [--misses] [--held-out [--held-out-seeds 4]] [--habit H] [--audit]
 
 Generates every case of ``bench/families`` (cached under ``--out``), diagnoses each log, and prints:
 
@@ -17,6 +17,11 @@ held-out family (``HELD_OUT_FAMILIES`` in ``bench/families/tasks.py``, written b
 at ``--seeds``, and the six tuned-on families at ``--held-out-seeds`` (default ``HELD_OUT_SEEDS``). Look at it
 once, at the end: a figure that steered a change is no longer held out -- the next change needs seeds no run
 of this script has used (``--seeds 5,6 --held-out-seeds 5`` after 0-2 and 4 were seen).
+
+``--audit`` also prints the figures on the runs whose log shows their label (``bench/families/shown.py``:
+a healthy recipe that did not learn or overfitted, a leak whose val loss never went below the floor, a
+divergence that went NaN -- judged by plain criteria that share no statistic with the rules), and lists
+the others with what the doctor said on them.
 
 ``--habit H`` rewrites every log as another logger would write its losses (``bench/log_habits.py``: the
 validation loss carried forward on every record, a fixed schema with ``null`` placeholders, the training
@@ -117,6 +122,8 @@ def main() -> int:
     parser.add_argument("--held-out", action="store_true", help="score only the cases kept out of tuning")
     parser.add_argument("--held-out-seeds", default=",".join(map(str, HELD_OUT_SEEDS)),
                         help="seeds of the six tuned-on families in --held-out")
+    parser.add_argument("--audit", action="store_true",
+                        help="also score only the runs whose log shows their label (bench/families/shown.py)")
     parser.add_argument("--habit", choices=HABITS, default="separate",
                         help="diagnose the logs as this logger writes the losses (bench/log_habits.py)")
     args = parser.parse_args()
@@ -145,6 +152,8 @@ def main() -> int:
             right, total, alarms = score([c for c in cases if c.family == family], found)
             print(f"  {family:8s}: top-1 {right}/{total}, false alarms {alarms}")
         print_shipped("held out (shipped thresholds)", cases, found, args.misses)
+        if args.audit:
+            print_audit("held out (shipped thresholds)", cases, found, args.out)
         return 0
 
     shipped = {key: values[0] for key, values in GRID.items()}
@@ -180,6 +189,8 @@ def main() -> int:
     print("\n".join(lines))
     print("\n" + "\n".join(table(cases, held_found)))
     print_shipped("shipped thresholds on every family (in-sample)", cases, found, args.misses)
+    if args.audit:
+        print_audit("leave-one-family-out", cases, held_found, args.out)
     return 0
 
 
@@ -192,6 +203,23 @@ def print_shipped(title: str, cases, found, misses: bool) -> None:
     print("\n## calibration (shipped thresholds): " + calibration(cases, found))
     if misses:
         print_misses(cases, found)
+
+
+def print_audit(title: str, cases, found, out: Path) -> None:
+    """The runs whose log does not show their recipe's label (:func:`bench.families.shown.not_shown`), what
+    the doctor said on them, and the figures on the rest."""
+    from bench.families.shown import not_shown
+
+    unshown = {c.name: why for c in cases if (why := not_shown(c.label, out / c.name))}
+    print(f"\n## audit: {len(unshown)} of {len(cases)} logs do not show their recipe's label")
+    for case in cases:
+        if case.name in unshown:
+            said = ", ".join(a for a, _ in found[case.name]) or "healthy"
+            print(f"   {case.name:36s} {unshown[case.name]}; the doctor: {said}")
+    shown = [c for c in cases if c.name not in unshown]
+    right, total, alarms = score(shown, found)
+    print(f"## {title}, runs that show their label: top-1 {right}/{total} = {right / max(1, total):.2f}; "
+          f"false alarms {alarms}/{sum(not c.label for c in shown)}")
 
 
 def print_misses(cases, found) -> None:
