@@ -581,6 +581,28 @@ def test_a_healthy_run_logged_in_bits_beside_a_declared_ln_k_is_not_a_bounce(tmp
     assert labels(write_log(tmp_path, records(loss), start={"num_classes": 10})) == []
 
 
+@pytest.mark.parametrize("after, swing, want", [
+    (1.0, 0.25, "oscillation"), (1.2, 0.25, "oscillation"),  # back to about its start, still swinging
+    (2.5, 0.25, "divergence"),  # stayed up
+    (0.6, 0.05, "oscillation"),  # fell back below its start and learned: thrown out at its second record
+])
+def test_a_run_thrown_up_that_comes_back_to_its_start_is_a_bounce_one_that_stays_up_diverged(
+        tmp_path, after, swing, want):
+    # Logged every step: thrown about between 0.5 and 1000 from the second record for 45 records (an LR too
+    # high for the batch), then at `after` x its first record to the end, swinging by `swing`. Back to
+    # about where it began (below the 1.5x a rise must reach) and still swinging, the run is no longer
+    # risen: thrown out, it fell back in -- a bounce. Still at 2.5x at the end, it stayed up: divergence.
+    # (The benchmark's thrashing ResNets came back to 0.9-1.4x their start; until 2026-12-02 only a run
+    # back below 0.9x had fallen back, and a rolling median already above the limit at the first record,
+    # whatever that record said, counted as a run that started there: such runs were called healthy.)
+    rng = np.random.default_rng(11)
+    start = 1.53
+    thrown = np.exp(rng.uniform(math.log(0.5), math.log(1000.0), 45))
+    rest = after * start * np.exp(rng.normal(0, swing, 550))
+    loss = np.concatenate([[start], thrown, rest])
+    assert labels(write_log(tmp_path, records(loss)))[:1] == [want]
+
+
 def test_the_same_bounce_with_a_steady_lr_is_left_to_oscillation(tmp_path):
     rng = np.random.default_rng(5)
     count = 300

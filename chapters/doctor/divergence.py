@@ -27,8 +27,9 @@ A run that came back to the reference and *sits* there with collapsed gradients 
 bad update threw the loss far above the reference on its way down.
 
 A run whose loss rose like that but then fell back and *ended* below its start
-(:data:`oscillation.FELL_BACK`), with no LR jump, is not diverging: it was thrown out of the valley and fell
-back in, and :mod:`chapters.doctor.oscillation` reports that swing.
+(:data:`oscillation.FELL_BACK`), or back below ``RISE`` x it and still swinging (:func:`oscillation.fell_back`),
+with no LR jump, is not diverging: it was thrown out of the valley and fell back in, and
+:mod:`chapters.doctor.oscillation` reports that swing.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): divergence
 29/36 top-1 (30/36 at any rank; 20/36 before the LR-as-cause and relapse changes); all labels 218/243, 1/90
@@ -82,7 +83,7 @@ def check(run) -> list[Finding]:
                          f"untrained model scores ({start:.4g}), and never got below that level again")]
     step = first_sustained(smoothed >= rise_limit(run, loss, start), sustained)
     if step is not None and (lr_jump(run, climb_start(smoothed, step), window, step) >= LR_JUMP
-                             or not fell_back(smoothed, start)):
+                             or not fell_back(loss, smoothed, start)):
         peak = float(smoothed.max())
         return [_finding(run, smoothed, step, window, confidence(0.7, peak / (RISE * start)),
                          f"train loss rose from {start:.4g} at the start to {peak:.4g} (x{peak / start:.1f}) "
