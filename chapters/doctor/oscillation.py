@@ -27,7 +27,7 @@ the limit, and stays there, showed no jump: it started there (a loss logged in b
 starts at 1.44x it; until 2026-12-02 that was a "bounce", and so was a moving average that begins at its
 first raw value -- 5 false alarms among the benchmark's relogged healthy runs). The record as logged, not
 its rolling median: a run thrown out at its second record is above the limit, smoothed, from the first
-record on (residual MLPs trained with Adam at LR 0.1-1, batches of 4-16: 6 of 36 such runs were called
+record on (residual MLPs trained with Adam at LR 0.1-1, batches of 4-16: 5 of 36 such runs were called
 healthy so until 2026-12-02).
 
 A third catches thrashing for the whole run (tiny batches at a high learning rate): the log loss swings
