@@ -20,8 +20,8 @@ of this script has used (``--seeds 5,6 --held-out-seeds 5`` after 0-2 and 4 were
 
 ``--audit`` also prints the figures on the runs whose log shows their label (``bench/families/shown.py``:
 a healthy recipe that did not learn or overfitted, a leak whose val loss never went below the floor, a
-divergence that went NaN -- judged by plain criteria that share no statistic with the rules), and lists
-the others with what the doctor said on them.
+divergence that went NaN without rising first -- judged by plain criteria that share no statistic with the
+rules), and lists the others with what the doctor said on them.
 
 ``--habit H`` rewrites every log as another logger would write its losses (``bench/log_habits.py``: the
 validation loss carried forward on every record, a fixed schema with ``null`` placeholders, the training

@@ -14,7 +14,7 @@ from __future__ import annotations
 from chapters.records.runlog import RunLog, curve
 
 LEARNED = 0.97  # a healthy run's best evaluation, or its train loss at the end, is 3 % below where it began
-OVERFIT = 1.1  # ... and not 10 % above the best evaluation (the doctor's own overfitting bar, Prechelt's GL)
+OVERFIT = 1.1  # ... and its last evaluation not 10 % above its best (Prechelt's GL at 10 %, read plainly)
 
 
 def not_shown(label: str | None, log_dir) -> str | None:
@@ -34,7 +34,8 @@ def not_shown(label: str | None, log_dir) -> str | None:
     if label == "leakage" and run.loss_floor and len(val):
         if float(val.min()) >= run.loss_floor:
             return f"leak did not show: val loss never below the declared floor {run.loss_floor:.4g}"
-    if label == "divergence":
-        if run.nonfinite_steps(("train_loss",)):
-            return "the loss went non-finite: nan_loss, by the label vocabulary"
+    if label == "divergence" and run.nonfinite_steps(("train_loss",)):
+        finite = run.curve("train_loss")
+        if len(finite) and float(finite.max()) <= float(finite.iloc[0]):
+            return "the loss went non-finite without rising above its first record: nan_loss, by the vocabulary"
     return None

@@ -25,10 +25,11 @@ logged learning rate rose several-fold (:mod:`chapters.doctor.schedule`): then t
 it fell back only because a schedule brought the LR down again. A run whose first record is itself above
 the limit, and stays there, showed no jump: it started there (a loss logged in bits beside a declared ln K
 starts at 1.44x it; until 2026-12-02 that was a "bounce", and so was a moving average that begins at its
-first raw value -- 5 false alarms among the benchmark's relogged healthy runs). The record as logged, not
-its rolling median: a run thrown out at its second record is above the limit, smoothed, from the first
-record on (residual MLPs trained with Adam at LR 0.1-1, batches of 4-16: 5 of 36 such runs were called
-healthy so until 2026-12-02).
+first raw value -- 5 false alarms among the benchmark's relogged healthy runs). But a run thrown out at
+its second record is above the limit, smoothed, from the first record on too: when the first record as
+logged is below the limit and the rise is a blow-up (``BLOWUP`` x the reference, which no logging unit or
+moving average's start explains), it was thrown out (residual MLPs trained with Adam at LR 0.1-1, batches
+of 4-16: 5 of 36 such runs were called healthy until 2026-12-02).
 
 A third catches thrashing for the whole run (tiny batches at a high learning rate): the log loss swings
 from record to record by ``MIN_THRASH`` or more (its robust per-record scale, :func:`signals.noise_scale`,
