@@ -35,7 +35,10 @@ Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-ou
 29/36 top-1 (30/36 at any rank; 20/36 before the LR-as-cause and relapse changes); all labels 218/243, 1/90
 false alarms; fresh held-out set (seeds 5-6 / 5): 93/111, 3/40 (docs/doctor.md). :func:`thrown_back`
 (2026-12-02) named 3 more divergence runs of seeds 4-9 and 2 of seed 10, and changed nothing else on
-seeds 0-10, the constructed shapes or the labelled benchmark.
+seeds 0-10, the constructed shapes or the labelled benchmark. 2026-12-02: 28/36 (one early divergence that
+came back to its start and swings there is ``oscillation`` now, :func:`oscillation.fell_back`); fresh
+held-out seeds 28-29: divergence 17/32 (runs thrown out before the first record with no class count, and
+divergence recipes whose loss never rose, are the misses).
 """
 
 from __future__ import annotations
