@@ -562,6 +562,22 @@ def test_a_run_thrown_back_to_its_start_where_the_lr_jumped_is_divergence_a_warm
         assert found[0].caused_by == "lr" and found[0].step == 1510 and "x50" in found[0].evidence
 
 
+@pytest.mark.parametrize("noise_after, want", [(0.002, ["loss_plateau"]), (0.1, ["divergence"])])
+def test_a_run_back_at_ln_k_is_dead_when_its_loss_goes_calm_without_gradient_norms(tmp_path, noise_after, want):
+    # Learned ln 4 -> 0.6 with 10 % batch noise; at step 1200 the loss jumps back to ln K and stays there; the
+    # log has no grad_norm and a constant LR. A dead network predicts the same for every input, so its
+    # batches score ln K whatever their labels: the noise collapses (0.2 %). A run pushed back by its
+    # optimizer keeps swinging (10 %) -- no sign of death, so divergence.
+    rng = np.random.default_rng(29)
+    count = 200
+    t = np.arange(count)
+    live = learning_curve(count, rng, start=math.log(4), end=0.6, noise=0.1)
+    dead = math.log(4) * np.exp(rng.normal(0, noise_after, count))
+    rows = records(np.where(t < 120, live, dead))
+    found = labels(write_log(tmp_path, rows, start={"num_classes": 4}))
+    assert found[:1] == want
+
+
 @pytest.mark.parametrize("climb, want", [(True, ["divergence", "nan_loss"]), (False, ["nan_loss"])])
 def test_a_loss_that_climbs_before_it_turns_nan_is_divergence_first(tmp_path, climb, want):
     # Learned ln 4 -> 0.8; from step 1500 the LR is 50x and the loss climbs to 200x ln K over ten records,

@@ -26,7 +26,8 @@ little below an untrained model's loss when the classes are not balanced). Why t
 knocked off by one huge update outputs the same logits for every input, no gradient reaches the dead units,
 and what is left is the output bias's (0.1-0.35 x the live network's norm in the benchmark), so half the
 norm before is a generous bound; a run thrown back by a learning rate too high is *pushed around* and keeps
-gradients as large as before or larger (``divergence``). Without ``grad_norm`` this part is silent; with
+gradients as large as before or larger (``divergence``). Without ``grad_norm`` the loss's own noise is the
+evidence: it falls to ``DEAD_CALM`` (a quarter) of the live network's or less (:func:`loss_calmed`). With
 an LR jump at the relapse, the learning rate is the cause and ``divergence`` reports it.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): loss_plateau
@@ -55,6 +56,7 @@ MIN_RECORDS = 5
 GAVE_BACK = 0.8
 DEAD_GRADIENT = 0.5
 FLAT = 0.1  # per-record log-loss noise of a dead network: its batches only differ in their labels
+DEAD_CALM = 0.25  # without gradient norms: that noise at most a quarter of the live network's (loss_calmed)
 MIN_EVALS = 8  # evaluations, for val_still_falling: the minimum oscillation's val statistic asks too
 TREND_Z = 1.96
 STILL_FALLING = MIN_DROP / 2
@@ -73,8 +75,8 @@ def check(run) -> list[Finding]:
     if died is None and blew_up(loss, start, declared(run)) is not None:
         return []  # the loss exploded and never recovered: divergence, not a learning rate too small
     if died is not None:
-        step, ratio, evidence = died
-        return [Finding("loss_plateau", confidence(0.8, DEAD_GRADIENT / max(ratio, 1e-6)), step, evidence,
+        step, score, evidence = died
+        return [Finding("loss_plateau", score, step, evidence,
                         fix="lower the learning rate or clip gradients so one bad step cannot switch every unit "
                             "off; LeakyReLU/GELU, a fan-in initialisation; restart from a checkpoint before the "
                             "jump", experiment="count active ReLU units on a batch before and after the jump",
@@ -155,21 +157,57 @@ def relapse(loss: pd.Series, reference: float):
 
 
 def dead_network(run, loss: pd.Series, reference: float):
-    """(step, gradient ratio, evidence) when the network learned, died and sits at the reference; else None."""
-    norms = run.curve("grad_norm")
+    """(step, confidence, evidence) when the network learned, died and sits at the reference; else None.
+
+    The evidence is the gradient norm's collapse when the log has one (:func:`gradients_collapsed`), else
+    the loss's own calm (:func:`loss_calmed`)."""
     relapsed = relapse(loss, reference)
-    if len(norms) < 8 or relapsed is None:
+    if relapsed is None:
         return None
     step, best, end = relapsed
     if lr_raised(run, step, window_for(len(loss))):
         return None  # the learning rate jumped there: divergence
+    if noise_scale(np.log(loss.loc[step:])) > FLAT:
+        return None
+    said = (f"train loss fell to {best:.4g}, then jumped back to {end:.4g} at step {int(step)} (an untrained model "
+            f"scores {reference:.4g}) and stayed there, while ")
+    norms = run.curve("grad_norm")
+    if len(norms) >= 8:
+        return gradients_collapsed(norms, step, said)
+    return loss_calmed(loss, step, said)
+
+
+def gradients_collapsed(norms: pd.Series, step: int, said: str):
     before, later = norms[norms.index < step], norms[norms.index > step]
     if len(before) < 3 or len(later) < 3 or not float(before.median()) > 0:
         return None
     ratio = float(later.median()) / float(before.median())
-    if ratio >= DEAD_GRADIENT or noise_scale(np.log(loss.loc[step:])) > FLAT:
+    if ratio >= DEAD_GRADIENT:
         return None
-    return (int(step), ratio,
-            f"train loss fell to {best:.4g}, then jumped back to {end:.4g} at step {int(step)} "
-            f"(an untrained model scores {reference:.4g}) and stayed there, while the gradient norm fell to "
-            f"{ratio:.1e} of what it was: the network died (every unit switched off) and cannot recover")
+    return (int(step), confidence(0.8, DEAD_GRADIENT / max(ratio, 1e-6)),
+            said + f"the gradient norm fell to {ratio:.1e} of what it was: the network died (every unit "
+                   "switched off) and cannot recover")
+
+
+def loss_calmed(loss: pd.Series, step: int, said: str):
+    """Without gradient norms: did the loss's record-to-record noise (:func:`signals.noise_scale` of the log
+    loss) fall to ``DEAD_CALM`` of what it was before the jump, or less?
+
+    Why: a dead network predicts the same for every input, so its loss on a batch depends on that batch's
+    labels alone -- for near-balanced classes almost not at all (uniform predictions score exactly ln K on
+    any label). A live network's batches differ through its predictions too. In the benchmark the dead
+    networks' noise fell to 0.01-0.32 x (most under 0.1); runs thrown back by a learning rate too high kept
+    0.2-10 x theirs -- all of those below a quarter with the LR jump on record, which rules them out first
+    (an LR raised 200-fold switches the units off too, but then the LR is the cause: ``divergence``). Until
+    2026-12-02 a dead network logged without ``grad_norm`` was called divergence (4 of 12 in an independent
+    set of MLP/CNN/bag-of-words runs)."""
+    before, after = loss[loss.index < step], loss[loss.index >= step]
+    if len(before) < 6 or len(after) < 3:
+        return None
+    live = noise_scale(np.log(before.iloc[len(before) // 3:]))  # after the first third's steep descent
+    calm = noise_scale(np.log(after))
+    if not live > 0 or calm > DEAD_CALM * live:
+        return None
+    return (int(step), confidence(0.7, DEAD_CALM * live / max(calm, 1e-9)),
+            said + f"its record-to-record noise fell to {calm / live:.2f} x what it was: the same prediction "
+                   "for every input, the network died (every unit switched off) and cannot recover")
