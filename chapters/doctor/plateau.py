@@ -178,6 +178,7 @@ def dead_network(run, loss: pd.Series, reference: float):
 
 
 def gradients_collapsed(norms: pd.Series, step: int, said: str):
+    """Did the total gradient norm's median after the jump fall below ``DEAD_GRADIENT`` x its median before?"""
     before, later = norms[norms.index < step], norms[norms.index > step]
     if len(before) < 3 or len(later) < 3 or not float(before.median()) > 0:
         return None
@@ -199,8 +200,8 @@ def loss_calmed(loss: pd.Series, step: int, said: str):
     networks' noise fell to 0.01-0.32 x (most under 0.1); runs thrown back by a learning rate too high kept
     0.2-10 x theirs -- all of those below a quarter with the LR jump on record, which rules them out first
     (an LR raised 200-fold switches the units off too, but then the LR is the cause: ``divergence``). Until
-    2026-12-02 a dead network logged without ``grad_norm`` was called divergence (4 of 12 in an independent
-    set of MLP/CNN/bag-of-words runs)."""
+    2026-12-02 a dead network logged without ``grad_norm`` was called divergence (3 of the 4 such runs in an
+    independent set of MLP/CNN/bag-of-words runs)."""
     before, after = loss[loss.index < step], loss[loss.index >= step]
     if len(before) < 6 or len(after) < 3:
         return None
