@@ -441,6 +441,22 @@ def test_class_blocks_four_records_long_in_under_four_epochs_are_no_shuffle(tmp_
         assert labels(write_log(tmp_path, rows, start=start))[:1] == ["no_shuffle"], seed
 
 
+def test_a_saw_tooth_whose_median_record_is_far_below_ln_k_is_not_a_plateau(tmp_path):
+    # Class blocks three records long for three epochs: 2.0 -> 0.2 -> 0.06 in every block, a median record
+    # of 0.3 against ln 10 = 2.3. The best of a smoothed curve proves nothing on records this wild, the
+    # median of 90 does: until 2026-12-02 this was "not learning", with "95.9 % lower" as its evidence.
+    path = write_log(tmp_path, class_blocks(10, 31, 10, 0, epochs=3), start={"num_classes": 10})
+    assert "loss_plateau" not in labels(path)
+
+
+def test_a_stuck_run_swinging_wildly_around_ln_k_is_still_a_plateau(tmp_path):
+    # The median test's twin: swings as wild (a factor e either way), centred on ln K -- nothing learned
+    # (and thrashing: oscillation is named first).
+    rng = np.random.default_rng(33)
+    rows = records(math.log(10) * np.exp(rng.normal(0, 1.0, 90)))
+    assert "loss_plateau" in labels(write_log(tmp_path, rows, start={"num_classes": 10}))
+
+
 @pytest.mark.parametrize("declare", [True, False])
 def test_class_blocks_whose_loss_rounds_to_exactly_zero_are_no_shuffle(tmp_path, declare):
     # What a real MLP on class-sorted data logs: each block opens with the model sure of the last class
