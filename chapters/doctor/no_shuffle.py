@@ -368,20 +368,23 @@ def _found_phase(loss: np.ndarray):
 
 
 def _refined(acf: np.ndarray, lag: int) -> float:
-    """The period, in records, to a fraction of a record: the farthest multiple of ``lag`` whose neighbourhood
-    (within half a lag) still has an autocorrelation peak of ``MIN_ACF`` / 2 or more, divided by the multiple.
+    """The period, in records, to a fraction of a record: walk the multiples of the period found so far,
+    each time taking the autocorrelation peak within a record of where the next multiple should fall, while
+    it is a local peak of ``MIN_ACF`` / 2 or more; the period is the last such peak divided by its multiple.
 
     Why: the data's period need not be a whole number of records -- class blocks of 42 steps logged every
     10 repeat every 4.2 records. Folded at 4, the teeth drift a whole period in 21 records, and the even and
     odd halves no longer agree (an independent MLP on class-sorted blobs: correlation 0.95 of the 0.98 four
-    bins ask); the fifth multiple's peak at 21 records says 4.2. Where the period is whole, the peaks sit
-    at its multiples and this returns ``lag`` itself."""
+    bins ask); the fifth multiple's peak at 21 records says 4.2. Why within a record of the prediction: a
+    wider search finds the peaks of a shorter period inside the window (a lag of two class blocks has a
+    one-block peak half a lag from each multiple), and the walk wanders off to a period that is none.
+    Where the period is whole, the peaks sit at its multiples and this returns ``lag`` itself."""
     count = len(acf)
     acf = acf * count / (count - np.arange(count))  # each lag's mean product: the plain sum sinks with the lag
     period, multiple = float(lag), 2  # and would pull every peak towards shorter lags
-    while (multiple + 0.5) * lag < count / 2:  # at least half the records in each product
-        low, high = int(round((multiple - 0.5) * lag)), int(round((multiple + 0.5) * lag))
-        peak = low + int(np.argmax(acf[low:high + 1]))
+    while round(multiple * period) + 2 < count / 2:  # at least half the records in each product
+        centre = int(round(multiple * period))
+        peak = centre - 1 + int(np.argmax(acf[centre - 1:centre + 2]))
         if acf[peak] < MIN_ACF / 2 or not acf[peak - 1] <= acf[peak] >= acf[peak + 1]:
             break
         period, multiple = peak / multiple, multiple + 1
