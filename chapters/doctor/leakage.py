@@ -49,13 +49,12 @@ from __future__ import annotations
 import math
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import curve, first_sustained, noise_scale, smooth
+from chapters.doctor.signals import MEDIAN_ERROR, curve, first_sustained, noise_scale, smooth
 
 MIN_BELOW = 0.08
 STEADY = 3
 LEAK_UNITS = 3.0  # three evaluations in a row, each 3 noise scales below: ~1e-8 by chance
 MIN_LATE = 4  # evaluations in the second half before their median says anything
-MEDIAN_ERROR = 1.2533  # the standard error of a median of n normal draws is sqrt(pi / 2) sigma / sqrt(n)
 LESSON = "docs/doctor.md#leakage"
 
 

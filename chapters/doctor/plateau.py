@@ -62,7 +62,6 @@ DEAD_CALM = 0.25  # without gradient norms: that noise at most a quarter of the 
 MIN_EVALS = 8  # evaluations, for val_still_falling: the minimum oscillation's val statistic asks too
 TREND_Z = 1.96
 STILL_FALLING = MIN_DROP / 2
-MEDIAN_ERROR = 1.2533  # the standard error of a median of n normal draws is sqrt(pi / 2) sigma / sqrt(n)
 LESSON = "docs/doctor.md#loss_plateau"
 FIX = ("raise the learning rate (LR range test), check that labels match inputs and that activations are not "
        "dead; check the data pipeline feeds real labels")
@@ -129,7 +128,7 @@ def typically_lower(loss: pd.Series, start: float) -> bool:
     body = np.log(loss.iloc[window_for(len(loss)):])
     if len(body) < MIN_RECORDS:
         return False
-    error = MEDIAN_ERROR * noise_scale(body) / math.sqrt(len(body))
+    error = signals.MEDIAN_ERROR * noise_scale(body) / math.sqrt(len(body))
     return float(body.median()) <= math.log(start * (1 - MIN_DROP)) - signals.NOISE_UNITS * error
 
 
@@ -185,14 +184,15 @@ def dead_network(run, loss: pd.Series, reference: float):
     step, best, end = relapsed
     if lr_raised(run, step, window_for(len(loss))):
         return None  # the learning rate jumped there: divergence
-    if noise_scale(np.log(loss.loc[step:])) > FLAT:
+    calm = noise_scale(np.log(loss.loc[step:]))  # relapse's sustained stretch: 3 records or more
+    if calm > FLAT:
         return None
     said = (f"train loss fell to {best:.4g}, then jumped back to {end:.4g} at step {int(step)} (an untrained model "
             f"scores {reference:.4g}) and stayed there, while ")
     norms = run.curve("grad_norm")
     if len(norms) >= 8:
         return gradients_collapsed(norms, step, said)
-    return loss_calmed(loss, step, said)
+    return loss_calmed(loss, step, calm, said)
 
 
 def gradients_collapsed(norms: pd.Series, step: int, said: str):
@@ -208,9 +208,9 @@ def gradients_collapsed(norms: pd.Series, step: int, said: str):
                    "switched off) and cannot recover")
 
 
-def loss_calmed(loss: pd.Series, step: int, said: str):
+def loss_calmed(loss: pd.Series, step: int, calm: float, said: str):
     """Without gradient norms: did the loss's record-to-record noise (:func:`signals.noise_scale` of the log
-    loss) fall to ``DEAD_CALM`` of what it was before the jump, or less?
+    loss from ``step`` on: ``calm``) fall to ``DEAD_CALM`` of what it was before the jump, or less?
 
     Why: a dead network predicts the same for every input, so its loss on a batch depends on that batch's
     labels alone -- for near-balanced classes almost not at all (uniform predictions score exactly ln K on
@@ -220,11 +220,10 @@ def loss_calmed(loss: pd.Series, step: int, said: str):
     (an LR raised 200-fold switches the units off too, but then the LR is the cause: ``divergence``). Until
     2026-12-02 a dead network logged without ``grad_norm`` was called divergence (3 of the 4 such runs in an
     independent set of MLP/CNN/bag-of-words runs)."""
-    before, after = loss[loss.index < step], loss[loss.index >= step]
-    if len(before) < 6 or len(after) < 3:
+    before = loss[loss.index < step]
+    if len(before) < 6:
         return None
     live = noise_scale(np.log(before.iloc[len(before) // 3:]))  # after the first third's steep descent
-    calm = noise_scale(np.log(after))
     if not live > 0 or calm > DEAD_CALM * live:
         return None
     return (int(step), confidence(0.7, DEAD_CALM * live / max(calm, 1e-9)),

@@ -140,6 +140,7 @@ def blew_up(loss: pd.Series, reference: float, exact: bool) -> int | None:
 BLOWUP = 10.0
 RELAPSE = 0.9
 NOISE_UNITS = 6.0  # how many noise scales count as "far": Gaussian noise passes 6 sigma about once in 10^9
+MEDIAN_ERROR = 1.2533  # the standard error of a median of n normal draws is sqrt(pi / 2) sigma / sqrt(n)
 
 
 def tail(values: pd.Series, fraction: float = 0.1, least: int = 3) -> pd.Series:
