@@ -1027,3 +1027,106 @@ def test_a_healthy_run_logged_as_running_epoch_means_is_healthy(tmp_path, seed):
         if step % 5 == 0:
             rows.append({"step": step, "epoch": (step - 1) // 100, "train_loss": total / ((step - 1) % 100 + 1)})
     assert labels(write_log(tmp_path, rows, start={"steps_per_epoch": 100})) == []
+
+
+# ------------------------------------------- issue 15, fourteenth pass: two independent sets of other code
+def dead_after(count, rng, classes, death, live_noise=0.1):
+    """Learned ln K -> 0.6; from record ``death`` on, the constant prediction of a dead network: ln K with
+    0.3 % batch noise (its batches differ in their labels only)."""
+    t = np.arange(count)
+    live = learning_curve(count, rng, start=math.log(classes), end=0.6, noise=live_noise)
+    return np.where(t < death, live, math.log(classes) * np.exp(rng.normal(0, 0.003, count)))
+
+
+@pytest.mark.parametrize("after", [0.6, 1.5])
+def test_a_dead_network_whose_gradient_keeps_the_output_bias_share_is_still_dead(tmp_path, after):
+    # Small batches leave a dead network the output bias's gradient, which measures each batch's label mix
+    # against the prior: 0.6 x the live norm (an independent MLP, batch 16). The calm loss at ln K says
+    # dead; until this pass the gradient's 0.5 bound alone decided, and the run read grad_explosion. A
+    # gradient *larger* than the live network's is a network still pushed about: no death.
+    rng = np.random.default_rng(41)
+    count = 150
+    loss = dead_after(count, rng, 5, 60)
+    loss[60] = 3e5  # the update that killed the units
+    norms = np.where(np.arange(count) < 60, 0.7, 0.7 * after) * np.exp(rng.normal(0, 0.2, count))
+    norms[60] = 3e5
+    found = labels(write_log(tmp_path, records(loss, grad_norm=norms), start={"num_classes": 5}))
+    assert (found[:1] == ["loss_plateau"]) == (after < 1)
+
+
+@pytest.mark.parametrize("spike_records, want", [(1, "loss_plateau"), (None, "divergence")])
+def test_a_network_killed_by_a_one_off_lr_spike_is_dead_not_diverged(tmp_path, spike_records, want):
+    # The LR is 1000x for one record and put back; the loss is thrown to 3000, comes down over a few records
+    # and sits at ln 7 for the rest of the run, at the LR that taught it before: the spike killed the units
+    # (an independent GRU classifier). An LR raised 1000x and left there is the LR's doing: divergence.
+    rng = np.random.default_rng(43)
+    count = 120
+    loss = dead_after(count, rng, 7, 50, live_noise=0.02)
+    loss[50:56] = [3000.0, 31.0, 12.0, 6.7, 3.4, 2.2]
+    rows = records(loss)
+    for i, row in enumerate(rows):
+        spiking = i == 49 if spike_records else i >= 49
+        row["lr"] = 0.05 * (1000 if spiking else 1)
+    assert labels(write_log(tmp_path, rows))[:1] == [want]
+
+
+@pytest.mark.parametrize("climb_records, want", [(1, "nan_loss"), (6, "divergence")])
+def test_a_loss_that_leaps_to_nan_within_a_record_is_nan_loss_first(tmp_path, climb_records, want):
+    # After the LR rose 100x the loss shows one finite record at 1e16, then NaN to the end: no climb to read,
+    # the NaN is what the log shows (two outside authors labelled such runs nan_loss). Six finite records
+    # climbing first are a divergence that ended in NaN, listed first as before.
+    rng = np.random.default_rng(47)
+    count = 100
+    loss = learning_curve(count, rng, start=math.log(5), end=0.15)
+    loss[50:50 + climb_records] = 1e16 if climb_records == 1 else 0.2 * np.exp(np.arange(1, climb_records + 1) * 3)
+    loss[50 + climb_records:] = np.nan
+    rows = records(loss)
+    for i, row in enumerate(rows):
+        row["lr"] = 0.05 * (100 if i >= 49 else 1)
+    found = labels(write_log(tmp_path, rows, start={"num_classes": 5}))
+    assert found[0] == want and "nan_loss" in found
+
+
+def memorising_run(epochs, per_epoch, rng, memorising):
+    """Train loss falling to 0.05 with a shape that climbs through every epoch and drops where the next one
+    begins. ``memorising``: the val loss bottoms out at 0.5 a third of the way in and climbs to 0.8 -- 10x
+    the train loss (a big model on a tiny, reshuffled dataset); else it follows the train loss's level."""
+    t = np.arange(epochs * per_epoch)
+    trend = 0.05 + 2.0 * np.exp(-t / (len(t) / 5))
+    phase = (t % per_epoch) / per_epoch
+    train = trend * np.exp(0.2 * phase + rng.normal(0, 0.03, len(t)))
+    rows = records(train)
+    for i, row in enumerate(rows):
+        row["epoch"] = i // per_epoch
+    ends = range(per_epoch - 1, len(t), per_epoch)
+    val = [0.5 + 1.5 * math.exp(-i / (len(t) / 8)) + 0.3 * max(0.0, i / len(t) - 0.33) / 0.67 if memorising
+           else 1.1 * trend[i] for i in ends]
+    return rows + [{"step": rows[i]["step"], "epoch": rows[i]["epoch"], "val_loss": float(v)}
+                   for i, v in zip(ends, val)]
+
+
+@pytest.mark.parametrize("memorising, want", [(True, "overfitting"), (False, "no_shuffle")])
+def test_the_staircase_of_memorisation_is_not_no_shuffle(tmp_path, memorising, want):
+    # Reshuffled every epoch, a model that knows its examples by heart scores an example best just after it
+    # saw it, so the loss climbs through every epoch: a shape that repeats. With val 10x train that is
+    # memorisation (a big LSTM on a tiny corpus, recommenders on few clicks: called no_shuffle until this
+    # pass); the same climb with val beside train comes from the data's order.
+    rng = np.random.default_rng(53)
+    rows = memorising_run(24, 10, rng, memorising)
+    found = labels(write_log(tmp_path, rows))
+    assert found[:1] == [want]
+
+
+@pytest.mark.parametrize("val_falls, want", [(True, []), (False, ["oscillation"])])
+def test_a_thrashing_train_loss_is_no_oscillation_when_the_val_loss_came_down(tmp_path, val_falls, want):
+    # Batch 4: the train loss swings +-20 % per record at 0.88 x ln 7 in its second half; the fixed val set
+    # went from 1.87 to 1.54 (here over eight evaluations) -- the model learned (an independent GRU classifier, called
+    # oscillation until this pass). With the val loss stuck and jumping, it is thrashing.
+    rng = np.random.default_rng(59)
+    count = 400
+    loss = math.log(7) * np.exp(np.linspace(0, -0.1, count) + rng.normal(0, 0.15, count))
+    rows = records(loss)
+    vals = [1.87, 1.77, 1.70, 1.61, 1.54, 1.54, 1.55, 1.52] if val_falls else 1.9 * np.exp(rng.normal(0, 0.15, 8))
+    rows += [{"step": rows[i]["step"], "epoch": 0, "val_loss": float(v)}
+             for i, v in zip(np.linspace(60, count - 1, 8).astype(int), vals)]
+    assert labels(write_log(tmp_path, rows, start={"num_classes": 7}))[:1] == want

@@ -79,6 +79,8 @@ def check(run) -> list[Finding]:
         return []  # swinging around the untrained level for the whole run, or died: oscillation and
         # loss_plateau report those
     exploded = blew_up(loss, start, declared(run))
+    if exploded is not None and straight_to_nan(run, loss, exploded, sustained):
+        return []  # a blow-up that overflowed at once: nan_loss reports it, with the LR jump that caused it
     if exploded is not None:
         peak = float(loss.max())
         return [_finding(run, smoothed, exploded, window, confidence(0.7, peak / (signals.BLOWUP * start)),
@@ -107,6 +109,19 @@ def check(run) -> list[Finding]:
                          f"train loss fell to {best:.4g}, then climbed back to {end:.4g} (start {start:.4g}) "
                          f"from step {step} and stayed there")]
     return []
+
+
+def straight_to_nan(run, loss, exploded: int, sustained: int) -> bool:
+    """Did the loss go non-finite fewer than ``sustained`` finite records after it blew up at ``exploded``?
+
+    Why: the label vocabulary's ``divergence`` is a loss that climbs *without going non-finite*. A run that
+    climbed for a stretch and then overflowed diverged first, and that is the finding to lead with (the NaN
+    is where it ended: ``rules.CONSEQUENCES``); one that leapt from its level to NaN within a record or two
+    never showed a climb to read -- the NaN is what the log shows, and ``nan_loss`` names the LR jump before
+    it. Two outside authors, labelling logs of their own (an SGD momentum run whose LR rose 100x: one
+    record at 1.7e16, then NaN; a Huber regression thrown to 5e4 for one record), called both ``nan_loss``."""
+    first_nan = [s for s in run.nonfinite_steps(("train_loss",)) if s >= exploded]
+    return bool(first_nan) and int((loss.index >= exploded).sum() - (loss.index >= first_nan[0]).sum()) < sustained
 
 
 def thrown_back(run, loss, start) -> tuple[int, float, float, float] | None:

@@ -47,7 +47,7 @@ import math
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.reference import declared
-from chapters.doctor.schedule import lr_raised
+from chapters.doctor.schedule import lr_raised, lr_restored
 from chapters.doctor.signals import (blew_up, first_sustained, jitter_scale, noise_scale, reference_level, smooth,
                                      tail, window_for)
 
@@ -182,25 +182,68 @@ def dead_network(run, loss: pd.Series, reference: float):
     if relapsed is None:
         return None
     step, best, end = relapsed
-    if lr_raised(run, step, window_for(len(loss))):
-        return None  # the learning rate jumped there: divergence
-    calm = noise_scale(np.log(loss.loc[step:]))  # relapse's sustained stretch: 3 records or more
+    spiked = lr_raised(run, step, window_for(len(loss)))
+    if spiked and not lr_restored(run, step):
+        return None  # the learning rate jumped there and stayed up: divergence
+    # How calm the loss is where it settled: the second half of the stretch from the relapse on (three
+    # records or more). The first half can still be coming down from the blow-up that killed the units.
+    after = loss.loc[step:]
+    settled = after.iloc[len(after) // 2:] if len(after) >= 6 else after
+    calm = noise_scale(np.log(settled))
     if calm > FLAT:
         return None
     said = (f"train loss fell to {best:.4g}, then jumped back to {end:.4g} at step {int(step)} (an untrained model "
             f"scores {reference:.4g}) and stayed there, while ")
     norms = run.curve("grad_norm")
-    if len(norms) >= 8:
-        return gradients_collapsed(norms, step, said)
-    return loss_calmed(loss, step, calm, said)
+    if spiked:  # the last third: where the blow-up's tail has surely come down
+        return _killed_by_spike(norms, step, after.iloc[len(after) * 2 // 3:], said)
+    # Either piece of evidence will do, as long as the gradient did not stay as large as it was. Its collapse
+    # depends on the batch: what is left of a dead network's gradient is the output bias's, which measures
+    # how far each batch's label mix is from the prior -- with small batches 0.6 x the live norm (an
+    # independent MLP on Gaussian blobs, 2026-12-02, called divergence until then). The loss's calm does
+    # not: a constant prediction scores ln K on any batch.
+    if len(norms) < 8:
+        return loss_calmed(loss, step, calm, said)
+    return gradients_collapsed(norms, step, said) or (
+        loss_calmed(loss, step, calm, said) if gradient_ratio(norms, step) < 1 else None)
+
+
+def _killed_by_spike(norms: pd.Series, step: int, settled: pd.Series, said: str):
+    """After a one-off spike of the learning rate (raised, then put back: :func:`schedule.lr_restored`):
+    is the settled loss going nowhere (over at least ``MIN_RECORDS`` records, the median of its last quarter
+    less than ``STILL_FALLING`` -- 5 % -- below that of its first), and the gradient no larger than before
+    (when logged)?
+
+    Why: back at the learning rate that taught it everything it knew, a live network learns again -- the
+    loss comes down from where the spike threw it. One that sits at the untrained level with no trend at
+    all has lost its units to the one huge update (a GRU classifier whose ReLU head got one step at 1000x
+    the LR: back at ln 7 to within 1 % for the 230 steps that followed, 2026-12-02 -- called divergence
+    until then, which advises lowering an LR that was already low again). Not a trend test: the tail of the
+    blow-up still settles by a percent or two, significantly but not by learning. A gradient that grew
+    says the weights are still being pushed about, alive."""
+    quarter = max(2, len(settled) // 4)
+    if len(settled) < MIN_RECORDS or \
+            float(settled.iloc[-quarter:].median()) < (1 - STILL_FALLING) * float(settled.iloc[:quarter].median()):
+        return None
+    if len(norms) >= 8 and gradient_ratio(norms, step) >= 1:
+        return None
+    return (int(step), 0.8, said + "its learning rate was back where it had been when the run learned, and the loss "
+            "did not come down again: the one-off spike of the learning rate killed the network (every unit "
+            "switched off), and it cannot recover")
+
+
+def gradient_ratio(norms: pd.Series, step: int) -> float:
+    """The total gradient norm's median after ``step`` over its median before (inf when either side has
+    fewer than three records)."""
+    before, later = norms[norms.index < step], norms[norms.index > step]
+    if len(before) < 3 or len(later) < 3 or not float(before.median()) > 0:
+        return math.inf
+    return float(later.median()) / float(before.median())
 
 
 def gradients_collapsed(norms: pd.Series, step: int, said: str):
     """Did the total gradient norm's median after the jump fall below ``DEAD_GRADIENT`` x its median before?"""
-    before, later = norms[norms.index < step], norms[norms.index > step]
-    if len(before) < 3 or len(later) < 3 or not float(before.median()) > 0:
-        return None
-    ratio = float(later.median()) / float(before.median())
+    ratio = gradient_ratio(norms, step)
     if ratio >= DEAD_GRADIENT:
         return None
     return (int(step), confidence(0.8, DEAD_GRADIENT / max(ratio, 1e-6)),

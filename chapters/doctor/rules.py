@@ -32,7 +32,7 @@ CONSEQUENCES = {
     "divergence": {"nan_loss", "frozen_parameters"},
     "vanishing_gradients": {"loss_plateau"},
     "frozen_parameters": {"loss_plateau"},
-    "no_shuffle": {"oscillation", "divergence", "overfitting", "grad_explosion"},
+    "no_shuffle": {"oscillation", "divergence", "overfitting", "grad_explosion", "loss_plateau"},
     "memory_growth": {"throughput_drop"},
 }
 

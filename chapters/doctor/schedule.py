@@ -61,3 +61,19 @@ def lr_ever_raised(run) -> bool:
     """Did the learning rate rise ``LR_JUMP``-fold from one record to the next anywhere in the run?"""
     return lr_jump(run, run.curve("lr").index.max() if len(run.curve("lr")) else None, len(run.curve("lr"))) \
         >= LR_JUMP
+
+
+def lr_restored(run, step) -> bool:
+    """Was a jump of the learning rate near ``step`` a one-off spike: is the median ``lr`` after ``step``
+    less than ``LR_JUMP`` x its median before? (False without an ``lr`` column.)
+
+    Why it matters: a learning rate raised and left high keeps throwing the weights about -- the loss that
+    follows is the LR's doing (``divergence``). One spiked for a step or two and put back leaves a run
+    trained at its old LR again; a loss that then sits flat at the untrained level is a network that the
+    one huge update killed (``loss_plateau``), and lowering the LR would not revive it."""
+    lr = run.curve("lr")
+    lr = lr[lr > 0]
+    before, after = lr[lr.index < step], lr[lr.index > step]
+    if len(before) < 3 or len(after) < 3:
+        return False
+    return float(after.median()) < LR_JUMP * float(before.median())
