@@ -1130,3 +1130,18 @@ def test_a_thrashing_train_loss_is_no_oscillation_when_the_val_loss_came_down(tm
     rows += [{"step": rows[i]["step"], "epoch": 0, "val_loss": float(v)}
              for i, v in zip(np.linspace(60, count - 1, 8).astype(int), vals)]
     assert labels(write_log(tmp_path, rows, start={"num_classes": 7}))[:1] == want
+
+
+@pytest.mark.parametrize("level, want", [(1.0, "loss_plateau"), (3.5, "divergence")])
+def test_a_calm_loss_far_above_ln_k_is_no_dead_network(tmp_path, level, want):
+    # A network that died predicts the same for every input and scores the class prior's entropy: about ln K.
+    # A loss thrown to 3.5x ln V that sits there as calmly (a constructed mid-run divergence, gradient 0.8x
+    # the live norm) has risen: divergence -- it read loss_plateau while this pass's calm test had no bound.
+    rng = np.random.default_rng(61)
+    count = 150
+    t = np.arange(count)
+    loss = np.where(t < 60, learning_curve(count, rng, start=math.log(100), end=1.5, noise=0.1),
+                    level * math.log(100) * np.exp(rng.normal(0, 0.01, count)))
+    norms = np.where(t < 60, 1.0, 0.8) * np.exp(rng.normal(0, 0.2, count))
+    found = labels(write_log(tmp_path, records(loss, grad_norm=norms), start={"vocab_size": 100}))
+    assert found[:1] == [want]

@@ -204,16 +204,19 @@ def val_moves(run) -> bool:
 
 
 def val_learned(run) -> bool:
-    """Did the validation loss come down by ``plateau.MIN_DROP`` (10 %) or more, from the median of its first
-    three evaluations to the median of its last three (at least four evaluations)?
+    """Did the validation loss come down: a downward trend (Mann-Kendall z at most -``TREND_Z``, the 5 %
+    level, :func:`signals.trend_z`) that took ``plateau.MIN_DROP`` (10 %) or more off it, from the median of
+    its first three evaluations to the median of its last three (at least four evaluations)?
 
     Why: a fixed validation set that the model scores 10 % better at the end than at the start was learned,
     however wildly the training batches swing on the way -- a GRU classifier at batch 4, its train loss
-    swinging 19 % per record at 0.88 x ln 7 in its second half, took its val loss from 1.87 to 1.54 (an
-    independent set, 2026-12-02: called oscillation until then). A run whose steps overshoot every time
-    gets nowhere on the validation set either."""
+    swinging 19 % per record at 0.88 x ln 7 in its second half, took its val loss from 1.87 to 1.54 over six
+    evaluations (an independent set, 2026-12-02: called oscillation until then). A run whose steps overshoot
+    every time gets nowhere on the validation set either. Why the trend test as well: a val loss measured on
+    random batches jumps by 30 % per evaluation, and the medians of three such evaluations differ by 10 %
+    a third of the time by chance (the constructed thrashing shapes: 7 of 60 lost without it)."""
     val = signals.val_losses(run)
-    if len(val) < 4:
+    if len(val) < 4 or signals.trend_z(np.log(val)) > -TREND_Z:
         return False
     return float(val.iloc[-3:].median()) <= (1 - MIN_DROP) * float(val.iloc[:3].median())
 

@@ -46,7 +46,7 @@ import math
 
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.reference import declared
+from chapters.doctor.reference import declared, rise_limit
 from chapters.doctor.schedule import lr_raised, lr_restored
 from chapters.doctor.signals import (blew_up, first_sustained, jitter_scale, noise_scale, reference_level, smooth,
                                      tail, window_for)
@@ -176,12 +176,18 @@ def relapse(loss: pd.Series, reference: float):
 def dead_network(run, loss: pd.Series, reference: float):
     """(step, confidence, evidence) when the network learned, died and sits at the reference; else None.
 
-    The evidence is the gradient norm's collapse when the log has one (:func:`gradients_collapsed`), else
-    the loss's own calm (:func:`loss_calmed`)."""
+    The evidence is the gradient norm's collapse when the log has one (:func:`gradients_collapsed`), or the
+    loss's own calm (:func:`loss_calmed`) -- with a gradient that did not grow -- and, after a one-off spike
+    of the learning rate, a loss that never comes down again (:func:`_killed_by_spike`). Never for a loss
+    that sits above divergence's rise limit (:func:`reference.rise_limit`): a dead network predicts the same
+    for every input and scores the class prior's entropy, about ln K, and a loss thrown to 3.5x ln V that
+    sits there calmly (a constructed mid-run divergence) has risen."""
     relapsed = relapse(loss, reference)
     if relapsed is None:
         return None
     step, best, end = relapsed
+    if end >= rise_limit(run, loss, reference):
+        return None  # far above what a constant prediction scores (the class prior's entropy): risen, divergence
     spiked = lr_raised(run, step, window_for(len(loss)))
     if spiked and not lr_restored(run, step):
         return None  # the learning rate jumped there and stayed up: divergence
