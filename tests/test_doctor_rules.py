@@ -1117,16 +1117,19 @@ def test_the_staircase_of_memorisation_is_not_no_shuffle(tmp_path, memorising, w
     assert found[:1] == [want]
 
 
-@pytest.mark.parametrize("val_falls, want", [(True, []), (False, ["oscillation"])])
+@pytest.mark.parametrize("val_falls, want", [(True, []), (False, ["oscillation"]), ("from_a_throw", ["oscillation"])])
 def test_a_thrashing_train_loss_is_no_oscillation_when_the_val_loss_came_down(tmp_path, val_falls, want):
     # Batch 4: the train loss swings +-20 % per record at 0.88 x ln 7 in its second half; the fixed val set
     # went from 1.87 to 1.54 (here over eight evaluations) -- the model learned (an independent GRU classifier, called
-    # oscillation until this pass). With the val loss stuck and jumping, it is thrashing.
+    # oscillation until this pass). With the val loss stuck and jumping, it is thrashing -- and so when it came
+    # down only from a first evaluation thrown far up, to about the untrained level (an MLP at 50x its LR).
     rng = np.random.default_rng(59)
     count = 400
     loss = math.log(7) * np.exp(np.linspace(0, -0.1, count) + rng.normal(0, 0.15, count))
+    loss[0] = math.log(7)  # the untrained model's first batch
     rows = records(loss)
-    vals = [1.87, 1.77, 1.70, 1.61, 1.54, 1.54, 1.55, 1.52] if val_falls else 1.9 * np.exp(rng.normal(0, 0.15, 8))
+    vals = {True: [1.87, 1.77, 1.70, 1.61, 1.54, 1.54, 1.55, 1.52], False: 1.9 * np.exp(rng.normal(0, 0.15, 8)),
+            "from_a_throw": [5.6, 4.1, 1.8, 2.0, 1.9, 2.3, 1.8, 1.9]}[val_falls]
     rows += [{"step": rows[i]["step"], "epoch": 0, "val_loss": float(v)}
              for i, v in zip(np.linspace(60, count - 1, 8).astype(int), vals)]
     assert labels(write_log(tmp_path, rows, start={"num_classes": 7}))[:1] == want

@@ -170,7 +170,7 @@ def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
             return []
         reference = float(loss.iloc[:max(1, len(loss) // 20)].median())
     if swing < MIN_THRASH or not STUCK * reference <= level <= CEILING * reference or relapse(loss, reference) \
-            or lr_ever_raised(run) or not val_moves(run) or val_learned(run):
+            or lr_ever_raised(run) or not val_moves(run) or val_learned(run, min(reference, float(loss.iloc[0]))):
         return []
     return [Finding("oscillation", confidence(0.8, swing / MIN_THRASH), int(body.index[0]),
                     f"the loss swings by about {np.expm1(swing):.0%} from one record to the next for the whole "
@@ -203,10 +203,11 @@ def val_moves(run) -> bool:
     return signals.jitter_scale(np.log(val.iloc[len(val) // 4:])) >= VAL_MOVES
 
 
-def val_learned(run) -> bool:
+def val_learned(run, reference: float) -> bool:
     """Did the validation loss come down: a downward trend (Mann-Kendall z at most -``TREND_Z``, the 5 %
     level, :func:`signals.trend_z`) that took ``plateau.MIN_DROP`` (10 %) or more off it, from the median of
-    its first three evaluations to the median of its last three (at least four evaluations)?
+    its first three evaluations to the median of its last three (at least four evaluations) -- ending that
+    far below the untrained ``reference`` too?
 
     Why: a fixed validation set that the model scores 10 % better at the end than at the start was learned,
     however wildly the training batches swing on the way -- a GRU classifier at batch 4, its train loss
@@ -214,11 +215,16 @@ def val_learned(run) -> bool:
     evaluations (an independent set, 2026-12-02: called oscillation until then). A run whose steps overshoot
     every time gets nowhere on the validation set either. Why the trend test as well: a val loss measured on
     random batches jumps by 30 % per evaluation, and the medians of three such evaluations differ by 10 %
-    a third of the time by chance (the constructed thrashing shapes: 7 of 60 lost without it)."""
+    a third of the time by chance (the constructed thrashing shapes: 7 of 60 lost without it). Why below the
+    reference: a run thrown up before its first evaluation comes *down* from there and thrashes around its
+    start (an MLP at 50x its LR: val 5.6 at the first evaluation, 1.9 for the other nineteen, its first
+    record 1.86) -- a fall it made without learning anything. :func:`thrashing` passes the lower of its
+    reference and the first record: the first 5 % of such a run are already thrown up (2.13 there)."""
     val = signals.val_losses(run)
     if len(val) < 4 or signals.trend_z(np.log(val)) > -TREND_Z:
         return False
-    return float(val.iloc[-3:].median()) <= (1 - MIN_DROP) * float(val.iloc[:3].median())
+    end = float(val.iloc[-3:].median())
+    return end <= (1 - MIN_DROP) * min(float(val.iloc[:3].median()), reference)
 
 
 def val_thrashing(run, reference: float) -> list[Finding]:
