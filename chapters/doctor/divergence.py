@@ -38,7 +38,9 @@ false alarms; fresh held-out set (seeds 5-6 / 5): 93/111, 3/40 (docs/doctor.md).
 seeds 0-10, the constructed shapes or the labelled benchmark. 2026-12-02: 28/36 (one early divergence that
 came back to its start and swings there is ``oscillation`` now, :func:`oscillation.fell_back`); fresh
 held-out seeds 28-29: divergence 17/32 (runs thrown out before the first record with no class count, and
-divergence recipes whose loss never rose, are the misses).
+divergence recipes whose loss never rose, are the misses). Fourteenth pass, logs from code written by
+others (``bench/doctor_outside.py``, logs that show their fault): sets A + B divergence 17/20, nan_loss 8/9
+(after :func:`straight_to_nan`); the held-out set C divergence 8/8, nan_loss 1/3 (two climbed first).
 """
 
 from __future__ import annotations

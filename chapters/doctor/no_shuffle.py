@@ -24,7 +24,11 @@ Measured on constructed shapes logged as moving averages (``bench/doctor_shapes.
 336 (no finding lost); families seeds 4-13 as moving averages 642 -> 650/810, false alarms 17 -> 14/300;
 no finding changed on 4,660 other cached logs (families as written and relogged, labelled runs). The statistic
 is public, :func:`epoch_shape` (a loss series and its epoch length in, an :class:`EpochShape` out): it is
-the course's one periodicity statistic, which exercise 05's judge uses too.
+the course's one periodicity statistic, which exercise 05's judge uses too. Fourteenth pass (2026-12-02), logs
+from code written by others (``bench/doctor_outside.py``, logs that show their fault): sets A + B no_shuffle
+16/17, three overfitting runs no longer ``no_shuffle`` (:func:`_memorising`); the held-out set C 7/7 -> 6/7
+(sorted data that also memorised is now ``overfitting``), and 3 of its 22 healthy runs ``no_shuffle``:
+reshuffled data rising through each epoch with val only 1.1-1.2x train.
 
 The epoch comes from ``run_start.steps_per_epoch``, fractional ``epoch`` values, or epoch changes. Records
 need not fill every phase in every epoch: with a logging interval that does not divide the epoch, the

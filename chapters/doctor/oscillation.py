@@ -77,7 +77,9 @@ the permutation test; the misses: runs whose loss swings no more than small
 batches explain, and runs thrown far above the untrained loss, which ``divergence`` or ``grad_explosion``
 claim) (docs/doctor.md). 2026-12-02, after :func:`fell_back` took runs thrown up and back to their start:
 oscillation 15/18, all labels 220/243, 1/90; fresh held-out seeds 28-29: oscillation 12/16, all labels
-184/220, 3/80.
+184/220, 3/80. Fourteenth pass, logs from code written by others (``bench/doctor_outside.py``, logs that
+show their fault): sets A + B oscillation 8/9, and a noisy healthy GRU no longer called oscillation
+(:func:`val_learned`); the held-out set C oscillation 0/3 (batch 1-2, train swinging, val creeping down).
 """
 
 from __future__ import annotations

@@ -35,6 +35,9 @@ an LR jump at the relapse, the learning rate is the cause and ``divergence`` rep
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): loss_plateau
 (never learned and dead network) 26/27 top-1; all labels 218/243, 1/90 false alarms; fresh held-out
 set (seed 8): 83/96, 2/35 -- both ``wave`` runs that never left ln K, which this rule names (docs/doctor.md).
+Fourteenth pass (2026-12-02), logs from code written by others (``bench/doctor_outside.py``, logs that show
+their fault): sets A + B loss_plateau 12/16 -> 14/16 (dead networks); the held-out set C 5/10 -> 8/10 (three
+dead networks, two killed by an LR spike).
 """
 
 from __future__ import annotations
