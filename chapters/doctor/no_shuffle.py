@@ -162,9 +162,14 @@ def _memorising(run, shape: EpochShape) -> bool:
     if len(val) < 2 or len(train) < 2 or len(shape.profile) < 4:
         return False
     ratio = float(val.iloc[len(val) // 2:].median()) / float(train.iloc[len(train) // 2:].median())
-    order = np.argsort(np.argsort(shape.profile))
-    rising = float(np.corrcoef(order, np.arange(len(order)))[0, 1])
-    return ratio >= MEMORISED and rising >= RISING
+    return ratio >= MEMORISED and _spearman(shape.profile, np.arange(len(shape.profile))) >= RISING
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rank correlation: Pearson's on the ranks (``argsort`` twice; profiles of bin means have no
+    ties to share a rank). Ranks, because the question is "does one go up where the other does?", not by how
+    much."""
+    return float(np.corrcoef(np.argsort(np.argsort(a)), np.argsort(np.argsort(b)))[0, 1])
 
 
 def _zeros_at_resolution(loss: np.ndarray) -> np.ndarray:
@@ -329,8 +334,7 @@ def _follows_schedule(lr: np.ndarray, phase: np.ndarray, epoch: np.ndarray, shap
         np.maximum(np.bincount(cell, minlength=shape.bins), 1)
     if np.exp(schedule.max() - schedule.min()) - 1 < MIN_SCHEDULE_SWING:
         return False
-    ranks = [np.argsort(np.argsort(profile)) for profile in (schedule, shape.profile)]
-    return abs(float(np.corrcoef(*ranks)[0, 1])) >= min_correlation(shape.bins, SCHEDULE_CHANCE)
+    return abs(_spearman(schedule, shape.profile)) >= min_correlation(shape.bins, SCHEDULE_CHANCE)
 
 
 def _declared_phase(frame: pd.DataFrame, steps_per_epoch):

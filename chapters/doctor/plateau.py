@@ -204,20 +204,20 @@ def dead_network(run, loss: pd.Series, reference: float):
     said = (f"train loss fell to {best:.4g}, then jumped back to {end:.4g} at step {int(step)} (an untrained model "
             f"scores {reference:.4g}) and stayed there, while ")
     norms = run.curve("grad_norm")
+    ratio = gradient_ratio(norms, step) if len(norms) >= 8 else None  # None: too few norms logged
     if spiked:  # the last third: where the blow-up's tail has surely come down
-        return _killed_by_spike(norms, step, after.iloc[len(after) * 2 // 3:], said)
+        return _killed_by_spike(ratio, step, after.iloc[len(after) * 2 // 3:], said)
     # Either piece of evidence will do, as long as the gradient did not stay as large as it was. Its collapse
     # depends on the batch: what is left of a dead network's gradient is the output bias's, which measures
     # how far each batch's label mix is from the prior -- with small batches 0.6 x the live norm (an
     # independent MLP on Gaussian blobs, 2026-12-02, called divergence until then). The loss's calm does
     # not: a constant prediction scores ln K on any batch.
-    if len(norms) < 8:
+    if ratio is None:
         return loss_calmed(loss, step, calm, said)
-    return gradients_collapsed(norms, step, said) or (
-        loss_calmed(loss, step, calm, said) if gradient_ratio(norms, step) < 1 else None)
+    return gradients_collapsed(ratio, step, said) or (loss_calmed(loss, step, calm, said) if ratio < 1 else None)
 
 
-def _killed_by_spike(norms: pd.Series, step: int, settled: pd.Series, said: str):
+def _killed_by_spike(ratio: float | None, step: int, settled: pd.Series, said: str):
     """After a one-off spike of the learning rate (raised, then put back: :func:`schedule.lr_restored`):
     is the settled loss going nowhere (over at least ``MIN_RECORDS`` records, the median of its last quarter
     less than ``STILL_FALLING`` -- 5 % -- below that of its first), and the gradient no larger than before
@@ -234,7 +234,7 @@ def _killed_by_spike(norms: pd.Series, step: int, settled: pd.Series, said: str)
     if len(settled) < MIN_RECORDS or \
             float(settled.iloc[-quarter:].median()) < (1 - STILL_FALLING) * float(settled.iloc[:quarter].median()):
         return None
-    if len(norms) >= 8 and gradient_ratio(norms, step) >= 1:
+    if ratio is not None and ratio >= 1:
         return None
     return (int(step), 0.8, said + "its learning rate was back where it had been when the run learned, and the loss "
             "did not come down again: the one-off spike of the learning rate killed the network (every unit "
@@ -250,9 +250,9 @@ def gradient_ratio(norms: pd.Series, step: int) -> float:
     return float(later.median()) / float(before.median())
 
 
-def gradients_collapsed(norms: pd.Series, step: int, said: str):
-    """Did the total gradient norm's median after the jump fall below ``DEAD_GRADIENT`` x its median before?"""
-    ratio = gradient_ratio(norms, step)
+def gradients_collapsed(ratio: float, step: int, said: str):
+    """Did the total gradient norm's median after the jump fall below ``DEAD_GRADIENT`` x its median before
+    (``ratio``, :func:`gradient_ratio`)?"""
     if ratio >= DEAD_GRADIENT:
         return None
     return (int(step), confidence(0.8, DEAD_GRADIENT / max(ratio, 1e-6)),
