@@ -1148,3 +1148,48 @@ def test_a_calm_loss_far_above_ln_k_is_no_dead_network(tmp_path, level, want):
     norms = np.where(t < 60, 1.0, 0.8) * np.exp(rng.normal(0, 0.2, count))
     found = labels(write_log(tmp_path, records(loss, grad_norm=norms), start={"vocab_size": 100}))
     assert found[:1] == [want]
+
+
+# ------------------------------------------------------------------------------- fifteenth pass (2026-12-03)
+@pytest.mark.parametrize("fixed, want", [(1, []), (5_000, ["frozen_parameters"])])
+def test_a_handful_of_fixed_parameters_is_no_freeze(tmp_path, fixed, want):
+    # A contrastive model's fixed temperature is 1 of 14,401 parameters: a design choice. A third of the
+    # model left out of training is the forgotten freeze the rule is for.
+    rng = np.random.default_rng(0)
+    path = write_log(tmp_path, records(learning_curve(200, rng)),
+                     start={"total_params": 14_401, "trainable_params": 14_401 - fixed})
+    assert labels(path) == want
+
+
+def test_a_diverged_runs_gradient_shares_are_not_vanishing_gradients(tmp_path):
+    # An RNN thrown out at its first steps (the loss 6x ln V from the second record on): the recurrent weights' gradient is 1e5-1e7, the head's a normal
+    # size, so its share is 1e-5 -- the divergence is the diagnosis, the share its symptom.
+    rng = np.random.default_rng(1)
+    loss = np.concatenate([[4.8], 30 * np.exp(rng.normal(0, 0.1, 199))])
+    recurrent = np.concatenate([[1.0], 10 ** rng.uniform(5, 7, 199)])
+    head = np.full(200, 1.0)
+    path = write_log(tmp_path, records(loss, grad_norm=np.hypot(recurrent, head),
+                                       **{"grad_norm/recurrent": recurrent, "grad_norm/head": head}),
+                     start={"vocab_size": 120})
+    assert labels(path)[0] == "divergence"
+
+
+def wild_run(level, seed=2, evals=12):
+    """Batches of two at an LR far too high: the train loss swings +-50 % per record around ``level`` x
+    ln 5 for the whole run, and a fixed validation set jumps 25 % between evaluations with no trend."""
+    rng = np.random.default_rng(seed)
+    start = math.log(5)
+    loss = np.concatenate([[start] * 5, level * start * np.exp(rng.normal(0, 0.5, 395))])
+    out = records(loss)
+    for i in range(evals):
+        out.append({"step": (i + 1) * 4000 // evals, "val_loss": float(level * start * math.exp(rng.normal(0, 0.25)))})
+    return sorted(out, key=lambda r: r["step"])
+
+
+@pytest.mark.parametrize("level, want", [(0.75, "oscillation"), (0.3, None)])
+def test_a_run_thrashing_wildly_below_its_start_is_oscillation_until_it_has_converged(tmp_path, level, want):
+    # At 0.75 x its start the run has not converged: the swings are the learning rate's. At 0.3 x a run
+    # this noisy has learned, and its val loss on random batches jumps about as much: healthy.
+    path = write_log(tmp_path, wild_run(level), start={"num_classes": 5})
+    found = labels(path)
+    assert (found[0] if found else None) == want

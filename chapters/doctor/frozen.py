@@ -3,7 +3,7 @@
 Statistic: per-group update ratio ``update_ratio/<group>`` (||dw|| / ||w|| of a step) or per-group
 gradient norm ``grad_norm/<group>``. Threshold: a group at exactly 0 (below ``ZERO``) in at least 90 % of
 its records while another group moves. Without per-group keys: ``trainable_params < total_params`` in
-``run_start`` -- weaker evidence, since freezing is sometimes intended (fine-tuning). Why it matters: a
+``run_start`` by at least ``MIN_FROZEN_SHARE`` (1 %) of the parameters -- weaker evidence, since freezing is sometimes intended (fine-tuning). Why it matters: a
 frozen token embedding (``requires_grad=False``, a forgotten freeze from fine-tuning code, or parameters
 left out of the optimizer's groups) still trains "a bit" through the other layers, so the loss curve alone
 only looks slow; the update ratio shows 0 at once.
@@ -25,6 +25,11 @@ from chapters.doctor.gradients import VANISH_RATIO, updates_vanish
 from chapters.doctor.signals import group_keys
 
 ZERO = 1e-12
+# From run_start's counts alone, a freeze that matters holds a real share of the model. A handful of
+# non-trainable parameters -- a fixed temperature in a contrastive loss, a constant scale -- is a design
+# choice, not a layer someone forgot to unfreeze: an independent two-tower model with 1 of 14,401
+# parameters fixed (its temperature) was called frozen, healthy and dead alike (2026-12-03).
+MIN_FROZEN_SHARE = 0.01
 LESSON = "docs/doctor.md#frozen_parameters"
 
 
@@ -44,7 +49,7 @@ def check(run) -> list[Finding]:
                                         f"{zero_share[frozen[0]]:.0%} of records while "
                                         f"{moving[0].split('/', 1)[1]} moves")]
     total, trainable = run.info("total_params"), run.info("trainable_params")
-    if total and trainable is not None and trainable < total:
+    if total and trainable is not None and total - trainable >= MIN_FROZEN_SHARE * total:
         return [_finding(0.62, int(run.run_start.get("step") or 0),
                          f"run_start says {int(total - trainable):,} of {int(total):,} parameters are not "
                          "trainable")]
