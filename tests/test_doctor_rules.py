@@ -1193,3 +1193,12 @@ def test_a_run_thrashing_wildly_below_its_start_is_oscillation_until_it_has_conv
     path = write_log(tmp_path, wild_run(level), start={"num_classes": 5})
     found = labels(path)
     assert (found[0] if found else None) == want
+
+
+def test_a_val_loss_climbing_steadily_over_four_evaluations_is_overfitting(tmp_path):
+    # Four evaluations, the first the best: the climb is the finding, not noise to discount it by.
+    train = 2.6 * np.exp(-np.arange(140) / 20) + 0.005
+    out = records(train)
+    out += [{"step": 350 * (i + 1), "val_loss": v} for i, v in enumerate([1.73, 2.52, 2.87, 3.08])]
+    path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]))
+    assert labels(path) == ["overfitting"]

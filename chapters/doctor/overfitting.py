@@ -5,7 +5,10 @@ rolling median of three evaluations ("Early stopping -- but
 when?", 1998), on the last evaluations (median of the last three after the minimum), together with the
 train loss over the same stretch. Threshold: GL above ``MIN_RISE`` (10 %; Prechelt's stopping criteria use
 GL of a few percent, we ask for more to stay quiet on noisy evaluations) *and* above ``RISE_UNITS`` (3)
-evaluation noise scales (:func:`signals.noise_scale` of log val_loss), at least two evaluations after the
+evaluation noise scales (:func:`signals.jitter_scale` of log val_loss: the evaluation-to-evaluation jumps
+around their steady trend -- until 2026-12-03 :func:`signals.noise_scale`, which reads a val loss climbing
+steadily as noise: an independent GRU seq2seq evaluated four times, val 1.73 -> 2.52 -> 2.87 -> 3.08 while
+train fell to 0.007, had "noise" of 13 % per evaluation and was healthy), at least two evaluations after the
 minimum, and train loss not higher than at the minimum -- at the end, and with no climb in between (its
 rolling median never rises above its own running minimum by more than ``reference.RISE - 1`` times the
 untrained reference, :func:`signals.reference_level`: half of what the run had learned and more, given
@@ -28,7 +31,7 @@ import numpy as np
 
 from chapters.doctor.reference import RISE
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import curve, noise_scale, reference_level, smooth, window_for
+from chapters.doctor.signals import curve, jitter_scale, reference_level, smooth, window_for
 
 MIN_RISE = 0.1
 RISE_UNITS = 3.0
@@ -49,7 +52,7 @@ def check(run) -> list[Finding]:
         return []
     late = float(after.iloc[-3:].median())
     rise = late / best - 1
-    noise = noise_scale(np.log(val[val > 0]))
+    noise = jitter_scale(np.log(val[val > 0]))
     if rise < MIN_RISE or math.log1p(rise) < RISE_UNITS * noise:
         return []
     train = run.curve("train_loss")
