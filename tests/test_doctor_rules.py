@@ -1202,3 +1202,15 @@ def test_a_val_loss_climbing_steadily_over_four_evaluations_is_overfitting(tmp_p
     out += [{"step": 350 * (i + 1), "val_loss": v} for i, v in enumerate([1.73, 2.52, 2.87, 3.08])]
     path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]))
     assert labels(path) == ["overfitting"]
+
+
+@pytest.mark.parametrize("late, want", [((0.55, 0.56), ["leakage"]), ((0.62, 0.63), [])])
+def test_a_leak_seen_in_the_second_half_of_four_evaluations_is_leakage(tmp_path, late, want):
+    # Four evaluations: the first two are the descent, the last two the level. 13 % below a floor of 0.64,
+    # with the train loss below it too, is a leak; 2 % below is the validation set's own luck.
+    rng = np.random.default_rng(3)
+    train = learning_curve(200, rng, start=1.1, end=0.55 if want else 0.63)
+    out = records(train)
+    out += [{"step": 500 * (i + 1), "val_loss": v} for i, v in enumerate((0.62, 0.60) + late)]
+    path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"loss_floor": 0.64})
+    assert labels(path) == want

@@ -4,7 +4,9 @@ Statistic: the rolling median (3 evaluations) of ``val_loss``, against ``loss_fl
 the evaluations' own noise is the robust scale of eval-to-eval differences over the second half of the
 evaluations (:func:`signals.noise_scale`; the first half still carries the descent). Threshold: below the
 floor by more than ``LEAK_UNITS`` (3) x that noise and by at least ``MIN_BELOW`` (8 %) of the floor, for
-``STEADY`` evaluations in a row (all of them when fewer were made). A healthy run cannot be below the
+``STEADY`` evaluations in a row (half of them, at least two, when fewer than six were made: until 2026-12-03
+all of them, so a ViT evaluated four times, 0.62 -> 0.60 -> 0.55 -> 0.56 against a floor of 0.64 with a
+label stamp on a fifth of its images, was healthy -- its first evaluations were still the descent). A healthy run cannot be below the
 floor at all, so three noise scales three times in a row are enough. Why: the floor is the expected loss
 of the perfect predictor, which no honest model beats on unseen data; only a model that reads what it
 should predict -- a missing causal mask, labels copied into the inputs -- gets there. Below the floor by
@@ -70,7 +72,9 @@ def check(run) -> list[Finding]:
     noise = noise_scale(late)
     margin = max(MIN_BELOW * floor, LEAK_UNITS * noise)
     limit = floor - margin
-    step = first_sustained(smoothed < limit, min(STEADY, len(val)))
+    # With few evaluations the first half is the descent: 3 of 4 below would ask the leak to be there from
+    # the second evaluation on. The second half's evaluations, at least two, are the level the run reached.
+    step = first_sustained(smoothed < limit, min(STEADY, max(2, len(val) // 2)))
     if step is not None:
         best = float(smoothed.min())
         return [_finding(step, confidence(0.85, (floor - best) / margin),
