@@ -166,13 +166,11 @@ def bounce(run, loss: pd.Series, start: float) -> list[Finding]:
 def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
     """Large record-to-record swings for the whole run, and no learning: the second half still near the
     reference."""
-    body = loss.iloc[max(1, len(loss) // 20):]
-    swing = noise_scale(np.log(body))
-    level = float(body.iloc[len(body) // 2:].median())
+    body, swing, level = swings(loss)
     if not declared(run):  # "where it started": the first 5 %, not one record of a run this noisy
         if rose_from_first(run, loss, level):
             return []
-        reference = float(loss.iloc[:max(1, len(loss) // 20)].median())
+        reference = float(loss.iloc[:len(loss) - len(body)].median())
     if swing < MIN_THRASH or not STUCK * reference <= level <= CEILING * reference or relapse(loss, reference) \
             or lr_ever_raised(run) or not val_moves(run) or val_learned(run, min(reference, float(loss.iloc[0]))):
         return []
@@ -181,6 +179,13 @@ def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
                     f"run and does not come down: the second half's median {level:.4g} is "
                     f"{level / reference:.0%} of an untrained model's {reference:.4g}",
                     fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
+
+
+def swings(loss: pd.Series) -> tuple[pd.Series, float, float]:
+    """The run after its first 5 % (at least one record), its per-record scale of log-loss swings
+    (:func:`signals.noise_scale`), and its second half's median loss."""
+    body = loss.iloc[max(1, len(loss) // 20):]
+    return body, noise_scale(np.log(body)), float(body.iloc[len(body) // 2:].median())
 
 
 def rose_from_first(run, loss: pd.Series, level: float) -> bool:
@@ -265,13 +270,9 @@ def wild_and_stuck(run, loss: pd.Series, reference: float) -> bool:
     1.14 <-> 1.91 between evaluations with no trend; 2026-12-03). Such a run has not converged: a healthy
     run noisy enough to swing 28 % per record ends far lower (0.03-0.55 x in the benchmarks), and on
     1,200 cached healthy logs (families, constructed shapes, two independent sets) none passes both."""
-    if declared(run):
-        start = reference
-    else:
-        start = float(loss.iloc[:max(1, len(loss) // 20)].median())
-    body = loss.iloc[max(1, len(loss) // 20):]
-    level = float(body.iloc[len(body) // 2:].median())
-    return noise_scale(np.log(body)) >= WILD and HALF_STUCK * start <= level <= CEILING * start
+    body, swing, level = swings(loss)
+    start = reference if declared(run) else float(loss.iloc[:len(loss) - len(body)].median())
+    return swing >= WILD and HALF_STUCK * start <= level <= CEILING * start
 
 
 def regular_swings(loss: pd.Series) -> list[Finding]:
