@@ -288,6 +288,35 @@ def test_a_val_loss_below_the_floor_is_leakage_only_when_the_train_loss_is_below
     assert [label for label in labels(path) if label == "leakage"] == want
 
 
+def small_leak_run(tmp_path, train_batches, val_level=0.93, floor=0.435):
+    """20 evaluations settling ``val_level`` x the floor; the train loss is the given per-batch losses."""
+    logged = [{"step": (i + 1) * 10, "train_loss": float(value)} for i, value in enumerate(train_batches)]
+    logged += [{"step": s, "val_loss": float(floor * (val_level + math.exp(-s / 300)))}
+               for s in range(100, 10 * len(train_batches) + 1, 10 * len(train_batches) // 20)]
+    return labels(write_log(tmp_path, sorted(logged, key=lambda r: r["step"]), start={"loss_floor": floor}))
+
+
+@pytest.mark.parametrize("train_level, want", [(0.92, ["leakage"]), (1.0, []), (0.4, [])])
+def test_a_leak_seven_percent_below_the_floor_is_leakage_when_the_train_loss_beats_it_alike(tmp_path, train_level,
+                                                                                         want):
+    # Val 7 % below the floor: a lucky validation set can do that alone (1.0: the train loss on the floor), a
+    # model memorising its training set opens a gap instead (0.4 x); a leak lowers both alike (0.92).
+    rng = np.random.default_rng(11)
+    train = learning_curve(400, rng, start=0.8, end=train_level * 0.435)
+    assert [label for label in small_leak_run(tmp_path, train) if label == "leakage"] == want
+
+
+def test_small_batches_whose_typical_loss_is_below_the_floor_are_not_a_leak(tmp_path):
+    # Batches of 16 with 10 % noisy labels: a clean example costs 0.105, a noisy one 3.4, the floor is their
+    # mean 0.435. The median batch holds one noisy example and costs 0.31 (28 % below the floor); the mean
+    # of the batches is on it -- and the validation set is 6 % below by luck.
+    rng = np.random.default_rng(12)
+    noisy = rng.binomial(16, 0.1, 400)
+    batches = 0.105 + (3.4 - 0.105) * noisy / 16
+    assert np.median(batches) < 0.8 * 0.435
+    assert "leakage" not in small_leak_run(tmp_path, batches)
+
+
 def noisy_val_run(tmp_path, level, seed, jumps=0.08):
     """A run whose val loss -- one of 80 evaluations on a few random batches, each off by ``jumps`` (log
     scale) -- settles at ``level`` x the declared floor 1.0; the labels the doctor gives it."""
