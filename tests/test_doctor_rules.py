@@ -306,6 +306,17 @@ def test_a_leak_seven_percent_below_the_floor_is_leakage_when_the_train_loss_bea
     assert [label for label in small_leak_run(tmp_path, train) if label == "leakage"] == want
 
 
+@pytest.mark.parametrize("train_level, want", [(0.88, ["leakage"]), (1.0, [])])
+def test_one_evaluation_below_the_floor_is_leakage_when_the_train_loss_beats_it_alike(tmp_path, train_level, want):
+    # Evaluated once, at the end, 10 % below the floor: alone that could be the validation set's luck; with the
+    # training loss's mean as far below over the second half it is the model reading its targets.
+    rng = np.random.default_rng(13)
+    logged = records(learning_curve(200, rng, start=1.0, end=train_level * 0.6))
+    logged.append({"step": 2000, "val_loss": 0.9 * 0.6})
+    path = write_log(tmp_path, logged, start={"loss_floor": 0.6})
+    assert [label for label in labels(path) if label == "leakage"] == want
+
+
 def test_small_batches_whose_typical_loss_is_below_the_floor_are_not_a_leak(tmp_path):
     # Batches of 16 with 10 % noisy labels: a clean example costs 0.105, a noisy one 3.4, the floor is their
     # mean 0.435. The median batch holds one noisy example and costs 0.31 (28 % below the floor); the mean

@@ -40,9 +40,10 @@ val loss alone. The price: a leak whose train loss stays on the floor while only
 not named -- ``bench/doctor_shapes.py`` constructs its leaks so (train converging on the floor, val 10-15 %
 below it) and names 10 of 60 now (60 before); no real training run in the benchmarks leaked that way.
 A third statistic is for a *small* leak, 5-8 % below the floor, that the val loss alone cannot tell from a
-lucky validation set: the val loss *and* the training loss both beat the floor
-(:func:`both_below`). Statistic: over the second half of the evaluations, the median val loss and the
-*mean* training loss. Threshold: both below the floor by ``JOINT_BELOW`` (5 %), the training mean by
+lucky validation set, and for a run evaluated once: the val loss *and* the training loss both beat the
+floor (:func:`both_below`). Statistic: where the val loss ended (median of the second half's last three
+evaluations: a val loss still falling there has a median above its end) and the *mean* training loss over
+the second half. Threshold: both below the floor by ``JOINT_BELOW`` (5 %), the training mean by
 ``LEAK_UNITS`` standard errors more, and the training mean at least ``SAME_SIDE`` (0.7) x the val median.
 Why the training loss can carry the evidence: it is measured on ever-new batches, dozens to hundreds of
 them, so its mean knows the model's true loss to a standard error of a percent or two -- no lucky draw of
@@ -85,10 +86,12 @@ LESSON = "docs/doctor.md#leakage"
 def check(run) -> list[Finding]:
     floor = run.info("loss_floor")
     val = curve(run.evals, "val_loss")
-    if floor is None or floor <= 0 or len(val) < 2:
+    if floor is None or floor <= 0 or len(val) < 1:
         return []
     smoothed = smooth(val, 3)
     late = val.iloc[len(val) // 2:]  # the second half: near the final level, not the descent
+    if len(val) < 2:
+        return both_below(run, floor, late)  # one evaluation: no noise of its own, the train loss must say it
     if not train_agrees(run, floor, int(late.index[0])):
         return []
     noise = noise_scale(late)
@@ -119,23 +122,26 @@ def check(run) -> list[Finding]:
 
 
 def both_below(run, floor: float, late) -> list[Finding]:
-    """The small leak: over the second half of the evaluations the val loss's median and the training
-    loss's mean are both below the floor by ``JOINT_BELOW``, the mean by ``LEAK_UNITS`` standard errors
-    more, and without the gap memorising opens (train mean at least ``SAME_SIDE`` x the val median)."""
+    """The small leak: where the val loss ended (the median of the second half's last three evaluations)
+    and the training loss's mean over the second half are both below the floor by ``JOINT_BELOW``, the mean
+    by ``LEAK_UNITS`` standard errors more, and without the gap memorising opens (train mean at least
+    ``SAME_SIDE`` x the val loss). The second half is the evaluations' -- or the run's, when it starts
+    earlier: one evaluation at the very end leaves no training after it."""
     train = run.curve("train_loss")
-    train = train[train.index >= int(late.index[0])]
-    if len(late) < 2 or len(train) < MIN_TRAIN:
+    if len(train) < 2 * MIN_TRAIN:
         return []
-    level, mean = float(late.median()), float(train.mean())
+    since = min(int(late.index[0]), int(train.index[len(train) // 2]))
+    train = train[train.index >= since]
+    level, mean = float(late.iloc[-3:].median()), float(train.mean())
     error = noise_scale(train) / math.sqrt(len(train))
     limit = floor * (1 - JOINT_BELOW)
     if level >= limit or mean >= limit - LEAK_UNITS * error or mean < SAME_SIDE * level:
         return []
     return [_finding(int(late.index[0]), confidence(0.8, (floor - level) / (floor - limit)),
-                     f"over the last {len(late)} evaluations the val loss's median {level:.4g} is "
-                     f"{1 - level / floor:.0%} below the loss floor {floor:.4g}, and the training loss's mean "
-                     f"{mean:.4g} ({1 - mean / floor:.0%} below, over {len(train)} records) beat it too: "
-                     f"the model predicts better than the data allows on both")]
+                     f"the val loss ended at {level:.4g}, {1 - level / floor:.0%} below the loss floor "
+                     f"{floor:.4g}, and the training loss's mean {mean:.4g} over the second half "
+                     f"({1 - mean / floor:.0%} below, {len(train)} records) beat it too: the model predicts "
+                     f"better than the data allows on both")]
 
 
 def train_agrees(run, floor: float, since: int) -> bool:
