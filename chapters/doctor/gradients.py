@@ -15,7 +15,9 @@ the loss did next follows from that update -- except a network that then sits de
 level (:func:`plateau.dead_network`), which that rule reports (its fix, clipping and a lower learning rate
 so one bad step cannot switch every unit off, is the fix for the spike too). Conversely a
 burst at the very records where the LR rose several-fold is the LR's doing: ``divergence`` reports it, not
-this rule. A per-group norm's baseline is at least the total norm's: a group that starts vanishingly small
+this rule. And the norm must outgrow the loss (:func:`_outgrew_the_loss`): per unit of training loss it
+must rise ``EXPLODE`` x too -- a norm that only kept pace with a climbing loss is the loss's symptom.
+A per-group norm's baseline is at least the total norm's: a group that starts vanishingly small
 (a deep sigmoid stack's first layer at 1e-7 of the total) and grows to a normal share is a layer waking
 up, not an explosion. Why relative:
 a healthy norm can be 0.1 or 50 depending on the model and the loss scale; what is never healthy is the norm
@@ -103,6 +105,8 @@ def _explosion(run) -> list[Finding]:
         if float(tail(norms, 0.2).median()) < EXPLODE * base and (spike is None or _died(run)):
             continue  # rose tenfold and came back down: the symptom of a loss spike (divergence), not
             # gradients that keep exploding; or one spike that killed the network (loss_plateau)
+        if not _outgrew_the_loss(run, norms, len(baseline)):
+            continue  # the norm grew with the loss, by no more: the loss's doing (_outgrew_the_loss)
         peak = float(norms.max())
         if worst is None or peak / base > worst[0]:
             worst = (peak / base, key, int(step), base, peak)
@@ -214,6 +218,30 @@ def updates_vanish(run) -> bool:
     that attenuation, its updates rounded to nothing in float32, rather than a frozen group."""
     ratio, _ = early_spread(run, "update_ratio", "median")
     return len(ratio) >= 5 and float(ratio.median()) < UPDATE_VANISH_RATIO
+
+
+def _outgrew_the_loss(run, norms: pd.Series, first: int) -> bool:
+    """Did the norm grow faster than the training loss: the norm *per unit of loss* (the two at the same
+    records) rising ``EXPLODE`` x above its median over the first ``first`` records -- sustained over two
+    smoothed records, or one record at ``SPIKE`` x? True when fewer than eight records hold both.
+
+    Why: a loss far from its minimum has large gradients -- a cross-entropy's gradient is the gap between
+    the predicted and the true distribution, a squared error's the residual -- so a norm that grew as the
+    loss did was carried up by it: the loss climbing (``divergence``: a sign flipped to gradient ascent took
+    a ResNet's loss 25-fold up and its norm 15-fold) or a network that died from a near-zero loss (a
+    bag-of-words classifier at 0.001 jumped to ln 6 and sat there; its norm, 0.003 while it was that sure,
+    grew 80-fold to the output bias's). Both were ``grad_explosion`` until 2026-12-03. Gradients that explode
+    on their own outgrow the loss: a loss scale doubling every few steps leaves the loss where it was and
+    multiplies the norm a thousandfold."""
+    loss = run.curve("train_loss")
+    both = pd.concat([norms, loss], axis=1, join="inner").dropna()
+    both = both[(both.iloc[:, 0] > 0) & (both.iloc[:, 1] > 0)]
+    if len(both) < 8:
+        return True
+    per_unit = both.iloc[:, 0] / both.iloc[:, 1]
+    base = float(per_unit.iloc[:max(first, 1)].median())
+    later = per_unit.iloc[first:]
+    return first_sustained(smooth(later, 3) >= EXPLODE * base, 2) is not None or bool((later >= SPIKE * base).any())
 
 
 def _died(run) -> bool:

@@ -50,7 +50,7 @@ import math
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.reference import declared, rise_limit
-from chapters.doctor.schedule import lr_raised, lr_restored
+from chapters.doctor.schedule import lr_ever_raised, lr_raised, lr_restored
 from chapters.doctor.signals import (blew_up, first_sustained, jitter_scale, noise_scale, reference_level, smooth,
                                      tail, window_for)
 
@@ -65,6 +65,9 @@ DEAD_CALM = 0.25  # without gradient norms: that noise at most a quarter of the 
 MIN_EVALS = 8  # evaluations, for val_still_falling: the minimum oscillation's val statistic asks too
 TREND_Z = 1.96
 STILL_FALLING = MIN_DROP / 2
+FROZEN = 1e-3  # log val loss moving less than 0.1 % from one evaluation to the next: the model stands still
+FROZEN_EVALS = 4  # evaluations in a row, at the end, that stood still (three steps between them)
+LIVE_LR = 0.5  # the learning rate there at least half its peak: a schedule did not stop the training
 LESSON = "docs/doctor.md#loss_plateau"
 FIX = ("raise the learning rate (LR range test), check that labels match inputs and that activations are not "
        "dead; check the data pipeline feeds real labels")
@@ -187,7 +190,7 @@ def dead_network(run, loss: pd.Series, reference: float):
     sits there calmly (a constructed mid-run divergence) has risen."""
     relapsed = relapse(loss, reference)
     if relapsed is None:
-        return None
+        return _stood_still_worse(run, loss, reference)
     step, best, end = relapsed
     if end >= rise_limit(run, loss, reference):
         return None  # far above what a constant prediction scores (the class prior's entropy): risen, divergence
@@ -215,6 +218,62 @@ def dead_network(run, loss: pd.Series, reference: float):
     if ratio is None:
         return loss_calmed(loss, step, calm, said)
     return gradients_collapsed(ratio, step, said) or (loss_calmed(loss, step, calm, said) if ratio < 1 else None)
+
+
+def stopped_moving(run, loss: pd.Series):
+    """(first, best, end): the validation losses of the stretch at the end of the run that stood still (from
+    ``first``), the best of all evaluations and the last -- when the last ``FROZEN_EVALS`` or more moved less
+    than ``FROZEN`` (0.1 %) from one to the next while the learning rate there was at least ``LIVE_LR`` of
+    its peak and never jumped several-fold, and the training loss's second half is not far below the end
+    (its median at least 1 - ``MIN_DROP`` x it); else None.
+
+    Why: a fixed validation set scores the weights, and at a working learning rate every step moves them --
+    a live run's val loss changes by 0.1 % or more between evaluations even when converged (on ~2,000
+    cached logs no healthy run stood still at more than half its peak rate -- the healthy ones that did had a
+    schedule that had annealed it -- while at 0.2 % a few converged ones did). A network that stopped
+    changing at a working learning rate gets no gradient that moves it: every unit switched off (it outputs
+    the class prior for any input). (A learning rate far too small moves a fixed validation set by about
+    0.1 % per evaluation too -- a steady creep, where a converged run jitters -- too close to tell apart
+    here: the never-learned test above judges those runs on their train loss.) Why the training loss: a model that memorised its training set to a loss of 0
+    stops changing too, with its val loss frozen far above its train loss -- ``overfitting``'s run."""
+    val = signals.val_losses(run)
+    lr = run.curve("lr")
+    lr = lr[lr > 0]
+    if len(val) < FROZEN_EVALS or lr.empty or lr_ever_raised(run):
+        return None
+    moves = np.abs(np.diff(np.log(val.to_numpy())))
+    still = int(np.argmax(moves[::-1] >= FROZEN)) if (moves >= FROZEN).any() else len(moves)  # moves at the end
+    first = len(val) - 1 - still
+    if still < FROZEN_EVALS - 1:
+        return None
+    at = lr[lr.index <= val.index[first]]
+    if float(at.iloc[-1] if len(at) else lr.iloc[0]) < LIVE_LR * float(lr.max()):
+        return None
+    end = float(val.iloc[-1])
+    if float(loss.iloc[len(loss) // 2:].median()) < (1 - MIN_DROP) * end:
+        return None
+    return int(val.index[first]), float(val.min()), end
+
+
+def _stood_still_worse(run, loss: pd.Series, reference: float):
+    """The dead network seen on the validation loss: it stood still (:func:`stopped_moving`) at ``1 +
+    MIN_DROP`` x its best or more, and no higher than divergence's rise limit above the untrained level.
+
+    Why beside :func:`relapse`: that test measures the relapse against the untrained reference, and a
+    declared ``vocab_size`` that is the *input's* (a bag-of-words classifier: ln 600 = 6.4 beside six
+    classes) puts the reference far above where a dead network sits (ln 6 = 1.79, to the third decimal at
+    every evaluation after the jump: called ``grad_explosion`` until 2026-12-03, the gradient having grown
+    80-fold from the near-zero of a loss at 0.001)."""
+    still = stopped_moving(run, loss)
+    if still is None:
+        return None
+    first, best, end = still
+    if end < (1 + MIN_DROP) * best or end >= rise_limit(run, loss, reference):
+        return None
+    return (first, 0.8, f"the validation loss fell to {best:.4g}, then went back up to {end:.4g} and has not "
+                        f"moved by 0.1 % between evaluations since step {first}, at a learning rate still "
+                        "where it was: the network stopped changing -- it died (every unit switched off) and "
+                        "cannot recover")
 
 
 def _killed_by_spike(ratio: float | None, step: int, settled: pd.Series, said: str):
