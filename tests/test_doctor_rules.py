@@ -1292,3 +1292,19 @@ def test_a_network_that_died_from_a_near_zero_loss_is_a_plateau_not_an_explosion
     path = write_log(tmp_path, sorted(logged, key=lambda r: r["step"]), start={"vocab_size": 600})
     found = labels(path)
     assert found[:1] == ["loss_plateau"] and "grad_explosion" not in found
+
+
+def test_a_memorising_staircase_logged_a_few_times_an_epoch_is_not_no_shuffle(tmp_path):
+    # A recommender shuffled every epoch that knows its training ratings: the loss climbs through each
+    # 80-step epoch (an example late in it was seen longest ago) and drops where the next begins; val sits at
+    # 1.8 x train. Logged every 20 steps, each record the mean of the 20 steps before it -- so the record just
+    # after an epoch begins holds the previous epoch's highest steps. Read at its end step, the climb looked
+    # like a dip and a climb; read mid-window it is the staircase.
+    rng = np.random.default_rng(31)
+    steps = np.arange(1, 1601)
+    per_step = 0.2 * np.exp(0.4 * ((steps - 1) % 80) / 80 + rng.normal(0, 0.05, len(steps)))
+    logged = [{"step": int(s), "epoch": int((s - 1) // 80), "train_loss": float(per_step[s - 20:s].mean())}
+              for s in steps[19::20]]
+    logged += [{"step": int(s), "val_loss": float(0.45 * (1 + rng.normal(0, 0.005)))} for s in range(160, 1601, 160)]
+    path = write_log(tmp_path, sorted(logged, key=lambda r: r["step"]), start={"steps_per_epoch": 80})
+    assert "no_shuffle" not in labels(path)
