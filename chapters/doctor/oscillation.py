@@ -109,6 +109,7 @@ HALF_STUCK = 0.65  # beside such swings, a run whose train loss is still this hi
 VAL_MOVES = 0.01
 MIN_EVALS = 8  # the second half then holds 4 evaluations: 3 differences for the scale, 6 pairs for the trend
 TREND_Z = 1.96  # a downward trend at the 5 % level means the run is still learning
+NOISE_BALL = 1.5  # train and val loss this many times the declared floor: stuck far from what the data allows
 LESSON = "docs/doctor.md#oscillation"
 FIX = "lower the learning rate, use a larger effective batch (gradient accumulation), longer warmup"
 EXPERIMENT = "re-run with half the learning rate: the swings should shrink and the loss end lower"
@@ -137,7 +138,7 @@ def check(run) -> list[Finding]:
         return []
     reference = reference_level(run, loss)
     return bounce(run, loss, reference) or thrashing(run, loss, reference) or val_thrashing(run, loss, reference) or \
-        regular_swings(loss)
+        noise_ball(run, loss, reference) or regular_swings(loss)
 
 
 def bounce(run, loss: pd.Series, start: float) -> list[Finding]:
@@ -273,6 +274,40 @@ def wild_and_stuck(run, loss: pd.Series, reference: float) -> bool:
     body, swing, level = swings(loss)
     start = reference if declared(run) else float(loss.iloc[:len(loss) - len(body)].median())
     return swing >= WILD and HALF_STUCK * start <= level <= CEILING * start
+
+
+def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
+    """With a declared ``loss_floor``: the training loss swings by ``MIN_THRASH`` or more from record to
+    record, and both its second half's median and the validation loss's (second half of at least three
+    evaluations) sit at ``NOISE_BALL`` (1.5) x the floor or more, the validation loss neither trending down
+    (Mann-Kendall z above -``TREND_Z``) nor ending ``MIN_DROP`` below its first evaluation -- and the run
+    did not diverge (at most ``CEILING`` x the untrained reference; the learning rate never jumped).
+
+    Why: stochastic gradient descent at a constant learning rate does not settle at the minimum but in a
+    ball around it whose excess loss grows with the learning rate and with the gradient noise of a batch
+    (Mandt, Hoffman & Blei, 2017, "Stochastic gradient descent as approximate Bayesian inference"). Tiny
+    batches at a high rate make that ball so wide that the loss swings about far above what the data
+    allows -- a tabular ResNet at batch 2, SGD 0.1, at 1.6 x its floor; a BiLSTM tagger fed one sentence a
+    step at Adam 0.1, at 2.5 x, 0.7 x ln K: both healthy until 2026-12-03, the train loss too far below its
+    start for :func:`thrashing`. The floor says how far the run is from done where the start cannot: on
+    ~2,000 cached logs no healthy run had train *and* val 1.5 x their floor with a flat val loss (the closest:
+    val 1.55 x with train on the floor, a CNN whose val loss drifted up)."""
+    floor = run.info("loss_floor")
+    val = signals.val_losses(run)
+    if floor is None or floor <= 0 or len(val) < 3 or lr_ever_raised(run):
+        return []
+    body, swing, level = swings(loss)
+    late = float(val.iloc[len(val) // 2:].median())
+    if swing < MIN_THRASH or level < NOISE_BALL * floor or late < NOISE_BALL * floor or level > CEILING * reference:
+        return []
+    if signals.trend_z(np.log(val)) <= -TREND_Z or float(val.iloc[-1]) < (1 - MIN_DROP) * float(val.iloc[0]):
+        return []  # the validation loss is still coming down: learning, however noisily
+    return [Finding("oscillation", confidence(0.6, min(level, late) / (NOISE_BALL * floor)), int(body.index[0]),
+                    f"the loss swings by about {np.expm1(swing):.0%} from one record to the next, and both it and "
+                    f"the validation loss sit at {min(level, late) / floor:.1f} x the loss floor {floor:.4g} or "
+                    "more without coming down: the steps are too large for the batch, and the run bounces about "
+                    "far above the minimum instead of settling into it",
+                    fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
 
 
 def regular_swings(loss: pd.Series) -> list[Finding]:
