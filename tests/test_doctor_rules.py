@@ -1324,3 +1324,13 @@ def test_a_run_swinging_far_above_its_floor_is_oscillation_and_one_swinging_on_i
                for s in (500, 1000, 1500, 2000)]
     path = write_log(tmp_path, sorted(logged, key=lambda r: r["step"]), start={"loss_floor": 0.5})
     assert [label for label in labels(path) if label == "oscillation"] == want
+
+
+def test_a_norm_that_grows_from_a_near_zero_start_and_levels_off_while_the_loss_falls_is_healthy(tmp_path):
+    # word2vec's output vectors start at zero: the gradient norm rises fifteenfold over the first third, as the
+    # weights grow, then keeps its working size; the loss falls throughout.
+    rng = np.random.default_rng(51)
+    t = np.arange(250)
+    norm = (0.008 + 0.112 / (1 + np.exp(-(t - 40) / 8))) * np.exp(rng.normal(0, 0.05, 250))
+    loss = learning_curve(250, rng, start=4.2, end=2.3, noise=0.02)
+    assert "grad_explosion" not in labels(write_log(tmp_path, records(loss, grad_norm=norm)))
