@@ -1334,3 +1334,12 @@ def test_a_norm_that_grows_from_a_near_zero_start_and_levels_off_while_the_loss_
     norm = (0.008 + 0.112 / (1 + np.exp(-(t - 40) / 8))) * np.exp(rng.normal(0, 0.05, 250))
     loss = learning_curve(250, rng, start=4.2, end=2.3, noise=0.02)
     assert "grad_explosion" not in labels(write_log(tmp_path, records(loss, grad_norm=norm)))
+
+
+def test_a_text_classifier_declaring_its_input_vocabulary_is_judged_against_its_classes(tmp_path):
+    # Labels shuffled apart from the documents: the loss sits at ln 6 from the first record. The run declares
+    # its 600-word input vocabulary beside its 6 classes; against ln 600 the loss would look "learned".
+    rng = np.random.default_rng(61)
+    loss = math.log(6) * np.exp(rng.normal(0, 0.01, 200))
+    path = write_log(tmp_path, records(loss), start={"vocab_size": 600, "num_classes": 6})
+    assert labels(path)[:1] == ["loss_plateau"]

@@ -183,7 +183,9 @@ def dead_network(run, loss: pd.Series, reference: float):
     """(step, confidence, evidence) when the network learned, died and sits at the reference; else None.
 
     The evidence is the gradient norm's collapse when the log has one (:func:`gradients_collapsed`), or the
-    loss's own calm (:func:`loss_calmed`) -- with a gradient that did not grow -- and, after a one-off spike
+    loss's own calm (:func:`loss_calmed`) -- with a gradient that did not grow -- or a validation loss that
+    stopped moving above its best (:func:`_stood_still_worse`, also for a relapse the reference cannot
+    show) -- and, after a one-off spike
     of the learning rate, a loss that never comes down again (:func:`_killed_by_spike`). Never for a loss
     that sits above divergence's rise limit (:func:`reference.rise_limit`): a dead network predicts the same
     for every input and scores the class prior's entropy, about ln K, and a loss thrown to 3.5x ln V that
@@ -216,8 +218,12 @@ def dead_network(run, loss: pd.Series, reference: float):
     # independent MLP on Gaussian blobs, 2026-12-02, called divergence until then). The loss's calm does
     # not: a constant prediction scores ln K on any batch.
     if ratio is None:
-        return loss_calmed(loss, step, calm, said)
-    return gradients_collapsed(ratio, step, said) or (loss_calmed(loss, step, calm, said) if ratio < 1 else None)
+        found = loss_calmed(loss, step, calm, said)
+    else:
+        found = gradients_collapsed(ratio, step, said) or (loss_calmed(loss, step, calm, said) if ratio < 1 else None)
+    # A third piece of evidence, for a gradient that grew only because the loss it is measured against did
+    # (a network sure of its training batches, loss 0.001, has almost none): the val loss stood still.
+    return found or _stood_still_worse(run, loss, reference)
 
 
 def stopped_moving(run, loss: pd.Series):

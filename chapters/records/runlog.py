@@ -46,9 +46,12 @@ from chapters.records.jsonl import find_log, read_metrics_log
 from chapters.records.running_mean import undo_running_mean
 
 FLAG_KEYS = ("train_loss", "val_loss", "grad_norm")  # keys whose non-finite values are findings, not gaps
-# run_start's count of outcomes, as our writer (vocab_size), the contract (num_classes), Hugging Face
-# configs (num_labels) and hand-written loops (n_classes, n_vocab) spell it.
-CLASS_COUNT_KEYS = ("vocab_size", "num_classes", "num_labels", "n_classes", "n_vocab")
+# run_start's count of outcomes, as the contract (num_classes), Hugging Face configs (num_labels),
+# hand-written loops (n_classes, n_vocab) and our writer (vocab_size) spell it. A classifier's class count
+# first: a text classifier declares the *input* vocabulary beside it (a bag-of-words model, 600 words, 6
+# classes: ln 600 = 6.4 was its untrained reference until 2026-12-03, and its dead network at ln 6 read as
+# "learned"); a language model's outputs are its vocabulary, and it declares no class count.
+CLASS_COUNT_KEYS = ("num_classes", "num_labels", "n_classes", "vocab_size", "n_vocab")
 MAX_POINTS = 2000  # a curve longer than this is reduced to this many bins
 
 
