@@ -1343,3 +1343,13 @@ def test_a_text_classifier_declaring_its_input_vocabulary_is_judged_against_its_
     loss = math.log(6) * np.exp(rng.normal(0, 0.01, 200))
     path = write_log(tmp_path, records(loss), start={"vocab_size": 600, "num_classes": 6})
     assert labels(path)[:1] == ["loss_plateau"]
+
+
+def test_a_log_whose_first_record_averages_a_whole_epoch_is_no_plateau_for_falling_only_9_percent(tmp_path):
+    # Keras-style: one record per 62-step epoch, the first holding the mean of the first epoch -- its steepest
+    # descent included. The run then falls 9 % and settles: no start to measure "stuck" against.
+    rng = np.random.default_rng(71)
+    loss = 1.45 + 0.14 * np.exp(-np.arange(20) / 2) + rng.normal(0, 0.003, 20)
+    logged = [{"step": 62 * (i + 1), "epoch": i, "train_loss": float(value), "lr": 1e-3}
+              for i, value in enumerate(loss)]
+    assert labels(write_log(tmp_path, logged)) == []

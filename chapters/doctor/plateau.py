@@ -13,7 +13,11 @@ record is that far below the reference, by ``NOISE_UNITS`` standard errors (:fun
 Unless the validation loss is still coming down (:func:`val_still_falling`): then the run is learning
 slowly, and its train loss is too noisy to show it. A log that starts
 late (a resumed run's tail) cannot tell "stuck" from "converged" against its own first record, so it needs
-a floor or a declared class count (a run still at ln K is stuck wherever its log starts).
+a floor or a declared class count (a run still at ln K is stuck wherever its log starts). Late means a first
+record after step ``LATE_START`` (50): a record holds the mean loss since the one before, so a first record at
+step 62 -- a flow logged once an epoch, Keras-style -- averages the whole first epoch, its steepest descent
+included, and sits far below the untrained loss (its run then fell "only" 8.8 % and read as a plateau until
+2026-12-03; the rule allowed up to a tenth of the run before).
 
 Died. Statistic (:func:`relapse`, then :func:`dead_network`): the run learned -- its smoothed loss fell
 below the reference by at least ``MIN_DROP`` (what "learning" means above) *and* by ``NOISE_UNITS`` of the
@@ -67,6 +71,7 @@ TREND_Z = 1.96
 STILL_FALLING = MIN_DROP / 2
 FROZEN = 1e-3  # log val loss moving less than 0.1 % from one evaluation to the next: the model stands still
 FROZEN_EVALS = 4  # evaluations in a row, at the end, that stood still (three steps between them)
+LATE_START = 50  # steps: a first record averaging more than this already holds the steepest descent
 LIVE_LR = 0.5  # the learning rate there at least half its peak: a schedule did not stop the training
 LESSON = "docs/doctor.md#loss_plateau"
 FIX = ("raise the learning rate (LR range test), check that labels match inputs and that activations are not "
@@ -91,7 +96,7 @@ def check(run) -> list[Finding]:
                         lesson=LESSON)]
     best = float(smooth(loss, window_for(len(loss))).min())
     floor = run.info("loss_floor")
-    starts_late = loss.index[0] > max(50, 0.1 * loss.index[-1])
+    starts_late = loss.index[0] > LATE_START
     if start <= 0 or (starts_late and floor is None and run.class_count is None):
         return []
     if floor is not None and best <= floor * 1.1 + 0.02:
