@@ -1353,3 +1353,17 @@ def test_a_log_whose_first_record_averages_a_whole_epoch_is_no_plateau_for_falli
     logged = [{"step": 62 * (i + 1), "epoch": i, "train_loss": float(value), "lr": 1e-3}
               for i, value in enumerate(loss)]
     assert labels(write_log(tmp_path, logged)) == []
+
+
+def test_a_network_that_dies_in_a_run_logged_once_an_epoch_is_a_plateau_not_overfitting(tmp_path):
+    # Nine epochs, one record each: the loss falls from ln 5 to 1.03, a bad update kills every ReLU and it
+    # sits at ln 5 with a tenth of its gradient; val goes back up to ln 5 beside it -- no gap, nothing memorised.
+    k = math.log(5)
+    train = [k, 1.03, 1.37, k + 0.008, k + 0.009, k + 0.011, k + 0.01, k + 0.009, k + 0.009]
+    norms = [1.2, 1.0, 1.1, 0.1, 0.1, 0.12, 0.1, 0.11, 0.1]
+    val = [1.53, 0.655, 1.612, 1.609, 1.609, 1.615, 1.611, 1.61, 1.618]
+    logged = [{"step": 23 * (i + 1), "epoch": i, "train_loss": t, "grad_norm": g, "lr": 0.1}
+              for i, (t, g) in enumerate(zip(train, norms))]
+    logged += [{"step": 23 * (i + 1), "val_loss": v} for i, v in enumerate(val)]
+    found = labels(write_log(tmp_path, sorted(logged, key=lambda r: r["step"])))
+    assert found[:1] == ["loss_plateau"] and "overfitting" not in found

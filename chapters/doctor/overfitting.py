@@ -20,7 +20,10 @@ noise units too: a validation loss measured on a few random batches is as noisy 
 evaluation is common), and the minimum of many noisy evaluations is a lucky one -- over a hundred
 evaluations the lowest median of three lies about 1.7 noise scales below the truth, and the last median of
 three can lie 1.3 above it by chance: 3 scales together. A fixed validation set (noise under 1 %) keeps the
-10 %.
+10 %. And a train loss that did not fall at all since the minimum must leave a gap (val at least ``NO_GAP``
+x train at the end): memorising opens one; a network knocked dead brings both back to ln K together (a
+character CNN logged once an epoch, val 0.66 -> 1.61 and train 1.60 -> 1.61 was ``overfitting`` until
+2026-12-03).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.signals import curve, jitter_scale, reference_level, smooth, window_for
 
 MIN_RISE = 0.1
+NO_GAP = 1.1  # val over train at the end below this, with train not lower than at the minimum: no memorising
 RISE_UNITS = 3.0
 LESSON = "docs/doctor.md#overfitting"
 
@@ -66,6 +70,8 @@ def check(run) -> list[Finding]:
         climb = float((between - between.cummin()).max()) if len(between) else 0.0
         if end > at_best * 1.02 or climb > (RISE - 1) * reference_level(run, train):
             return []  # train rose too: that is divergence, not overfitting
+        if end >= at_best and late < NO_GAP * end:
+            return []  # train did not fall and no gap opened: nothing memorised (a network gone dead)
         # A train loss of exactly 0 (float32 rounds a confident model's loss to 0) has no percentage to fall by.
         evidence += f" while train fell {1 - end / at_best:.0%} to {end:.3g}" if at_best > 0 else \
             f" while train sat at {end:.3g}"

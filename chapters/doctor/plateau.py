@@ -168,7 +168,7 @@ def relapse(loss: pd.Series, reference: float):
     ``best`` is the smoothed minimum, ``step`` the first record of the sustained stretch at or above
     ``best + GAVE_BACK x (reference - best)``, ``end`` the smoothed level over the last fifth.
     """
-    if len(loss) < 12 or reference <= 0:
+    if len(loss) < 8 or reference <= 0:
         return None
     window = window_for(len(loss))
     smoothed = smooth(loss, window)
