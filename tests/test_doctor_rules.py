@@ -1367,3 +1367,16 @@ def test_a_network_that_dies_in_a_run_logged_once_an_epoch_is_a_plateau_not_over
     logged += [{"step": 23 * (i + 1), "val_loss": v} for i, v in enumerate(val)]
     found = labels(write_log(tmp_path, sorted(logged, key=lambda r: r["step"])))
     assert found[:1] == ["loss_plateau"] and "overfitting" not in found
+
+
+@pytest.mark.parametrize("late_train, want", [(0.45, ["leakage"]), (0.58, [])])
+def test_a_leak_learned_late_is_leakage_when_the_last_stretch_beats_the_floor(tmp_path, late_train, want):
+    # The model finds the leaked feature only in its last stretch: val 0.86 -> 0.80 -> 0.52 against a floor
+    # of 0.56, the training loss falling with it (0.45) -- or staying on the floor (0.58: a lucky last eval).
+    rng = np.random.default_rng(81)
+    train = np.concatenate([learning_curve(300, rng, start=1.7, end=0.82, noise=0.03),
+                            late_train * np.exp(rng.normal(0, 0.03, 100))])
+    logged = records(train)
+    logged += [{"step": s, "val_loss": v} for s, v in [(1000, 0.89), (2000, 0.86), (3000, 0.80), (4000, 0.52)]]
+    path = write_log(tmp_path, sorted(logged, key=lambda r: r["step"]), start={"loss_floor": 0.56})
+    assert [label for label in labels(path) if label == "leakage"] == want

@@ -41,7 +41,8 @@ not named -- ``bench/doctor_shapes.py`` constructs its leaks so (train convergin
 below it) and names 10 of 60 now (60 before); no real training run in the benchmarks leaked that way.
 A third statistic is for a *small* leak, 5-8 % below the floor, that the val loss alone cannot tell from a
 lucky validation set, and for a run evaluated once: the val loss *and* the training loss both beat the
-floor (:func:`both_below`). Statistic: where the val loss ended (median of the second half's last three
+floor (:func:`both_below`; and over the final stretch alone, :func:`final_stretch`, for a leak the model
+learned to read late). Statistic: where the val loss ended (median of the second half's last three
 evaluations: a val loss still falling there has a median above its end) and the *mean* training loss over
 the second half. Threshold: both below the floor by ``JOINT_BELOW`` (5 %), the training mean by
 ``LEAK_UNITS`` standard errors more, and the training mean at least ``SAME_SIDE`` (0.7) x the val median.
@@ -93,7 +94,7 @@ def check(run) -> list[Finding]:
     if len(val) < 2:
         return both_below(run, floor, late)  # one evaluation: no noise of its own, the train loss must say it
     if not train_agrees(run, floor, int(late.index[0])):
-        return []
+        return final_stretch(run, floor, val)
     noise = noise_scale(late)
     margin = max(MIN_BELOW * floor, LEAK_UNITS * noise)
     limit = floor - margin
@@ -106,7 +107,7 @@ def check(run) -> list[Finding]:
                          f"val loss reached {best:.4g}, {1 - best / floor:.0%} below the loss floor {floor:.4g}, "
                          f"and stayed below {limit:.4g} (the floor minus {margin / floor:.0%}: more than the "
                          f"evaluations' own noise {noise:.2g}) from step {int(step)}")]
-    joint = both_below(run, floor, late)
+    joint = both_below(run, floor, late) or final_stretch(run, floor, val)
     if len(late) < MIN_LATE:
         return joint
     level = float(late.median())
@@ -121,27 +122,43 @@ def check(run) -> list[Finding]:
                      f"each evaluation alone jumps by {noise:.2g})")]
 
 
-def both_below(run, floor: float, late) -> list[Finding]:
-    """The small leak: where the val loss ended (the median of the second half's last three evaluations)
-    and the training loss's mean over the second half are both below the floor by ``JOINT_BELOW``, the mean
-    by ``LEAK_UNITS`` standard errors more, and without the gap memorising opens (train mean at least
-    ``SAME_SIDE`` x the val loss). The second half is the evaluations' -- or the run's, when it starts
-    earlier: one evaluation at the very end leaves no training after it."""
+def both_below(run, floor: float, evaluations, since: int | None = None) -> list[Finding]:
+    """The small leak: where the val loss ended (the median of the last three of ``evaluations``) and the
+    training loss's mean from step ``since`` on are both below the floor by ``JOINT_BELOW``, the mean by
+    ``LEAK_UNITS`` standard errors more (over at least ``MIN_TRAIN`` records), and without the gap memorising
+    opens (train mean at least ``SAME_SIDE`` x the val loss). ``since`` defaults to the second half: the
+    evaluations' -- or the run's, when it starts earlier (one evaluation at the very end leaves no training
+    after it)."""
     train = run.curve("train_loss")
     if len(train) < 2 * MIN_TRAIN:
         return []
-    since = min(int(late.index[0]), int(train.index[len(train) // 2]))
+    if since is None:
+        since = min(int(evaluations.index[0]), int(train.index[len(train) // 2]))
     train = train[train.index >= since]
-    level, mean = float(late.iloc[-3:].median()), float(train.mean())
+    if len(train) < MIN_TRAIN:
+        return []
+    level, mean = float(evaluations.iloc[-3:].median()), float(train.mean())
     error = noise_scale(train) / math.sqrt(len(train))
     limit = floor * (1 - JOINT_BELOW)
     if level >= limit or mean >= limit - LEAK_UNITS * error or mean < SAME_SIDE * level:
         return []
-    return [_finding(int(late.index[0]), confidence(0.8, (floor - level) / (floor - limit)),
+    return [_finding(int(evaluations.index[0]), confidence(0.8, (floor - level) / (floor - limit)),
                      f"the val loss ended at {level:.4g}, {1 - level / floor:.0%} below the loss floor "
-                     f"{floor:.4g}, and the training loss's mean {mean:.4g} over the second half "
+                     f"{floor:.4g}, and the training loss's mean {mean:.4g} from step {since} on "
                      f"({1 - mean / floor:.0%} below, {len(train)} records) beat it too: the model predicts "
                      f"better than the data allows on both")]
+
+
+def final_stretch(run, floor: float, val) -> list[Finding]:
+    """:func:`both_below` on the last evaluation and the training since the one before it.
+
+    Why: a model may learn to read a leaked feature late -- a transformer tagger given a noisy copy of its
+    tag on a sixth of its positions found it in its last 150 steps, val 0.86 -> 0.80 -> 0.54 -> 0.52 against
+    a floor of 0.56, train 0.82 -> 0.47 with it: the second half's train loss was mostly from before (its
+    median above the floor), so the run was healthy until 2026-12-03. Where the run ended is the evidence."""
+    if len(val) < 2:
+        return []
+    return both_below(run, floor, val.iloc[-1:], int(val.index[-2]))
 
 
 def train_agrees(run, floor: float, since: int) -> bool:
