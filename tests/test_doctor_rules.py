@@ -1391,3 +1391,19 @@ def test_a_val_loss_falling_in_order_over_six_evaluations_is_learning_however_th
                               for s, v in zip(range(45, 271, 45), [1.607, 1.568, 1.519, 1.46, 1.441, 1.438])]
     path = write_log(tmp_path, sorted(logged, key=lambda r: r["step"]), start={"num_classes": 5})
     assert "loss_plateau" not in labels(path)
+
+
+def test_a_loss_sent_back_to_ln_k_by_a_ramped_learning_rate_is_not_a_dead_network(tmp_path):
+    # The LR is multiplied by 1.03 per record from record 120 on; by record 170 it is 4x its old value and
+    # the loss sits back at ln 6, calm, its gradient shrunk. A ramp has no jump from one record to the next,
+    # but the rate was raised several-fold all the same: that is the cause, not units that died alone.
+    rng = np.random.default_rng(95)
+    k = math.log(6)
+    loss = np.concatenate([learning_curve(170, rng, start=k, end=1.15, noise=0.02),
+                           k * np.exp(rng.normal(0, 0.005, 60))])
+    lr = 0.05 * 1.03 ** np.maximum(np.arange(230) - 120, 0)
+    norm = np.concatenate([np.full(170, 1.0), np.full(60, 0.4)]) * np.exp(rng.normal(0, 0.05, 230))
+    logged = records(loss, grad_norm=norm)
+    for record, rate in zip(logged, lr):
+        record["lr"] = float(rate)
+    assert "loss_plateau" not in labels(write_log(tmp_path, logged, start={"num_classes": 6}))

@@ -54,7 +54,7 @@ import math
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.reference import declared, rise_limit
-from chapters.doctor.schedule import lr_ever_raised, lr_raised, lr_restored
+from chapters.doctor.schedule import lr_ever_raised, lr_raised, lr_ramped, lr_restored
 from chapters.doctor.signals import (blew_up, first_sustained, jitter_scale, noise_scale, reference_level, smooth,
                                      tail, window_for)
 
@@ -205,8 +205,8 @@ def dead_network(run, loss: pd.Series, reference: float):
     if end >= rise_limit(run, loss, reference):
         return None  # far above what a constant prediction scores (the class prior's entropy): risen, divergence
     spiked = lr_raised(run, step, window_for(len(loss)))
-    if spiked and not lr_restored(run, step):
-        return None  # the learning rate jumped there and stayed up: divergence
+    if spiked and not lr_restored(run, step) or lr_ramped(run, step):
+        return None  # the learning rate jumped there and stayed up, or was ramped up to it: divergence
     # How calm the loss is where it settled: the second half of the stretch from the relapse on (three
     # records or more). The first half can still be coming down from the blow-up that killed the units.
     after = loss.loc[step:]

@@ -63,6 +63,21 @@ def lr_ever_raised(run) -> bool:
         >= LR_JUMP
 
 
+def lr_ramped(run, step) -> bool:
+    """Is the learning rate at ``step`` (the last record at or before it) ``LR_JUMP`` x or more its median
+    over the run's first fifth -- raised several-fold in all, however gradually? (False without ``lr``.)
+
+    :func:`lr_raised` sees a jump from one record to the next; a ramp that multiplies the LR by 1.03 per
+    record has none, and reaches a hundredfold all the same (a tagger whose SGD rate rose from 0.05 to 10
+    over its last 200 steps: its loss went back to ln K at 35x its rate, then blew up)."""
+    lr = run.curve("lr")
+    lr = lr[lr > 0]
+    upto = lr[lr.index <= step]
+    if len(lr) < 5 or upto.empty:
+        return False
+    return float(upto.iloc[-1]) >= LR_JUMP * float(lr.iloc[:max(1, len(lr) // 5)].median())
+
+
 def lr_restored(run, step) -> bool:
     """Was a jump of the learning rate near ``step`` a one-off spike: is the median ``lr`` after ``step``
     less than ``LR_JUMP`` x its median before? (False without an ``lr`` column.)
