@@ -1305,7 +1305,8 @@ def test_a_memorising_staircase_logged_a_few_times_an_epoch_is_not_no_shuffle(tm
     per_step = 0.2 * np.exp(0.4 * ((steps - 1) % 80) / 80 + rng.normal(0, 0.05, len(steps)))
     logged = [{"step": int(s), "epoch": int((s - 1) // 80), "train_loss": float(per_step[s - 20:s].mean())}
               for s in steps[19::20]]
-    logged += [{"step": int(s), "val_loss": float(0.45 * (1 + rng.normal(0, 0.005)))} for s in range(160, 1601, 160)]
+    logged += [{"step": int(s), "val_loss": float(0.45 * (1 + rng.normal(0, 0.005)))}
+               for s in range(160, 1601, 160)]
     path = write_log(tmp_path, sorted(logged, key=lambda r: r["step"]), start={"steps_per_epoch": 80})
     assert "no_shuffle" not in labels(path)
 

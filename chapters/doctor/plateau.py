@@ -205,7 +205,7 @@ def dead_network(run, loss: pd.Series, reference: float):
     if end >= rise_limit(run, loss, reference):
         return None  # far above what a constant prediction scores (the class prior's entropy): risen, divergence
     spiked = lr_raised(run, step, window_for(len(loss)))
-    if spiked and not lr_restored(run, step) or lr_ramped(run, step):
+    if (spiked and not lr_restored(run, step)) or lr_ramped(run, step):
         return None  # the learning rate jumped there and stayed up, or was ramped up to it: divergence
     # How calm the loss is where it settled: the second half of the stretch from the relapse on (three
     # records or more). The first half can still be coming down from the blow-up that killed the units.
@@ -248,8 +248,9 @@ def stopped_moving(run, loss: pd.Series):
     changing at a working learning rate gets no gradient that moves it: every unit switched off (it outputs
     the class prior for any input). (A learning rate far too small moves a fixed validation set by about
     0.1 % per evaluation too -- a steady creep, where a converged run jitters -- too close to tell apart
-    here: the never-learned test above judges those runs on their train loss.) Why the training loss: a model that memorised its training set to a loss of 0
-    stops changing too, with its val loss frozen far above its train loss -- ``overfitting``'s run."""
+    here: the never-learned test above judges those runs on their train loss.) Why the training loss: a
+    model that memorised its training set to a loss of 0 stops changing too, with its val loss frozen far
+    above its train loss -- ``overfitting``'s run."""
     val = signals.val_losses(run)
     lr = run.curve("lr")
     lr = lr[lr > 0]
@@ -274,10 +275,11 @@ def _stood_still_worse(run, loss: pd.Series, reference: float):
     MIN_DROP`` x its best or more, and no higher than divergence's rise limit above the untrained level.
 
     Why beside :func:`relapse`: that test measures the relapse against the untrained reference, and a
-    declared ``vocab_size`` that is the *input's* (a bag-of-words classifier: ln 600 = 6.4 beside six
-    classes) puts the reference far above where a dead network sits (ln 6 = 1.79, to the third decimal at
-    every evaluation after the jump: called ``grad_explosion`` until 2026-12-03, the gradient having grown
-    80-fold from the near-zero of a loss at 0.001)."""
+    ``vocab_size`` that is the *input's*, declared alone (a bag-of-words classifier: ln 600 = 6.4 for six
+    classes), puts the reference far above where a dead network sits (ln 6 = 1.79, to the third decimal at
+    every evaluation after the jump). Why beside the gradient's collapse: a network sure of its training
+    batches (loss 0.001) has almost no gradient, so the output bias's gradient after the death is 80 times
+    larger, not smaller -- such a run was ``grad_explosion`` until 2026-12-03."""
     still = stopped_moving(run, loss)
     if still is None:
         return None
