@@ -54,7 +54,7 @@ from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.oscillation import fell_back, thrashing
 from chapters.doctor.plateau import GAVE_BACK, MIN_DROP, dead_network, relapse
 from chapters.doctor.reference import RISE, declared, rise_limit
-from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump
+from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump, positive_lr
 from chapters.doctor.signals import blew_up, first_sustained, reference_level, smooth, window_for
 
 LR_CAUSE = 0.9
@@ -137,8 +137,7 @@ def thrown_back(run, loss, start) -> tuple[int, float, float, float] | None:
     LR brings the run back; but a run thrown back to where it started at the very record its learning rate
     was multiplied was thrown back by that, whatever came after. A warm restart raises the LR as much, and
     on the benchmark's healthy restart runs gave back at most 66 % (most under 30 %)."""
-    lr = run.curve("lr")
-    lr = lr[lr > 0]
+    lr = positive_lr(run)
     if len(lr) < 2:
         return None
     factors = lr.to_numpy()[1:] / lr.to_numpy()[:-1]

@@ -107,19 +107,17 @@ def check(run) -> list[Finding]:
                          f"val loss reached {best:.4g}, {1 - best / floor:.0%} below the loss floor {floor:.4g}, "
                          f"and stayed below {limit:.4g} (the floor minus {margin / floor:.0%}: more than the "
                          f"evaluations' own noise {noise:.2g}) from step {int(step)}")]
-    joint = both_below(run, floor, late) or final_stretch(run, floor, val)
-    if len(late) < MIN_LATE:
-        return joint
-    level = float(late.median())
-    error = MEDIAN_ERROR * noise / math.sqrt(len(late))
-    limit = floor * (1 - MIN_BELOW) - LEAK_UNITS * error
-    if level >= limit:
-        return joint
-    return [_finding(int(late.index[0]), confidence(0.85, (floor - level) / (floor - limit)),
-                     f"over the last {len(late)} evaluations the val loss's median {level:.4g} is "
-                     f"{1 - level / floor:.0%} below the loss floor {floor:.4g}: below {limit:.4g} (the floor "
-                     f"minus {MIN_BELOW:.0%} and {LEAK_UNITS:g} standard errors of that median, {error:.2g}; "
-                     f"each evaluation alone jumps by {noise:.2g})")]
+    if len(late) >= MIN_LATE:
+        level = float(late.median())
+        error = MEDIAN_ERROR * noise / math.sqrt(len(late))
+        limit = floor * (1 - MIN_BELOW) - LEAK_UNITS * error
+        if level < limit:
+            return [_finding(int(late.index[0]), confidence(0.85, (floor - level) / (floor - limit)),
+                             f"over the last {len(late)} evaluations the val loss's median {level:.4g} is "
+                             f"{1 - level / floor:.0%} below the loss floor {floor:.4g}: below {limit:.4g} (the "
+                             f"floor minus {MIN_BELOW:.0%} and {LEAK_UNITS:g} standard errors of that median, "
+                             f"{error:.2g}; each evaluation alone jumps by {noise:.2g})")]
+    return both_below(run, floor, late) or final_stretch(run, floor, val)
 
 
 def both_below(run, floor: float, evaluations, since: int | None = None) -> list[Finding]:

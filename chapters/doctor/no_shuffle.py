@@ -128,7 +128,7 @@ def check(run) -> list[Finding]:
             return []  # a smoothed curve's leftover trend, not a shape the data order draws
     if "lr" in frame and _follows_schedule(frame["lr"].to_numpy(dtype=float), phase, epoch, shape):
         return []  # the learning rate draws the same shape every epoch (warm restarts each epoch)
-    if _memorising(run, _window_centred(log_loss, phase, epoch, shape)):
+    if _memorising(run, log_loss, phase, epoch, shape):
         return []  # the staircase of a model that knows its training examples by heart: overfitting's
     how = "a period found in the data" if found else "the declared epoch"
     return [Finding("no_shuffle", confidence(0.8, shape.correlation / shape.threshold * shape.share
@@ -143,7 +143,7 @@ def check(run) -> list[Finding]:
                     lesson=LESSON)]
 
 
-def _memorising(run, shape: EpochShape) -> bool:
+def _memorising(run, loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray, shape: EpochShape) -> bool:
     """Is the shape the staircase of memorisation: the loss rising through the epoch (Spearman correlation of
     the mean shape with its phase at least ``RISING``, each record placed mid-way through the steps it averages:
     :func:`_window_centred`) while the validation loss is ``MEMORISED`` (1.5) x the training loss or more
@@ -166,7 +166,10 @@ def _memorising(run, shape: EpochShape) -> bool:
     if len(val) < 2 or len(train) < 2 or len(shape.profile) < 4:
         return False
     ratio = float(val.iloc[len(val) // 2:].median()) / float(train.iloc[len(train) // 2:].median())
-    return ratio >= MEMORISED and _spearman(shape.profile, np.arange(len(shape.profile))) >= RISING
+    if ratio < MEMORISED:
+        return False
+    centred = _window_centred(loss, phase, epoch, shape)
+    return _spearman(centred.profile, np.arange(len(centred.profile))) >= RISING
 
 
 def _window_centred(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray, shape: EpochShape) -> EpochShape:

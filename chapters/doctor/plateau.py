@@ -54,7 +54,7 @@ import math
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.reference import declared, rise_limit
-from chapters.doctor.schedule import lr_ever_raised, lr_raised, lr_ramped, lr_restored
+from chapters.doctor.schedule import lr_ever_raised, lr_raised, lr_ramped, lr_restored, positive_lr
 from chapters.doctor.signals import (blew_up, first_sustained, jitter_scale, noise_scale, reference_level, smooth,
                                      tail, window_for)
 
@@ -252,8 +252,7 @@ def stopped_moving(run, loss: pd.Series):
     model that memorised its training set to a loss of 0 stops changing too, with its val loss frozen far
     above its train loss -- ``overfitting``'s run."""
     val = signals.val_losses(run)
-    lr = run.curve("lr")
-    lr = lr[lr > 0]
+    lr = positive_lr(run)
     if len(val) < FROZEN_EVALS or lr.empty or lr_ever_raised(run):
         return None
     moves = np.abs(np.diff(np.log(val.to_numpy())))

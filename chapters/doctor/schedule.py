@@ -25,11 +25,17 @@ import pandas as pd
 LR_JUMP = 3.0
 
 
+def positive_lr(run) -> pd.Series:
+    """The logged ``lr`` by step, its records above 0 (a rate of 0 -- a warm-up's first step, a frozen run --
+    has no ratio to rise by)."""
+    lr = run.curve("lr")
+    return lr[lr > 0]
+
+
 def lr_jump(run, step, around: int, until=None) -> float:
     """The largest record-to-record rise of ``lr`` from ``around`` records before ``step`` to one record
     after ``until`` (default ``step``); 1.0 when none or when the log has no ``lr``."""
-    lr = run.curve("lr")
-    lr = lr[lr > 0]
+    lr = positive_lr(run)
     if len(lr) < 2 or step is None:
         return 1.0
     steps = lr.index.to_numpy()
@@ -70,8 +76,7 @@ def lr_ramped(run, step) -> bool:
     :func:`lr_raised` sees a jump from one record to the next; a ramp that multiplies the LR by 1.03 per
     record has none, and reaches a hundredfold all the same (a tagger whose SGD rate rose from 0.05 to 10
     over its last 200 steps: its loss went back to ln K at 35x its rate, then blew up)."""
-    lr = run.curve("lr")
-    lr = lr[lr > 0]
+    lr = positive_lr(run)
     upto = lr[lr.index <= step]
     if len(lr) < 5 or upto.empty:
         return False
@@ -86,8 +91,7 @@ def lr_restored(run, step) -> bool:
     follows is the LR's doing (``divergence``). One spiked for a step or two and put back leaves a run
     trained at its old LR again; a loss that then sits flat at the untrained level is a network that the
     one huge update killed (``loss_plateau``), and lowering the LR would not revive it."""
-    lr = run.curve("lr")
-    lr = lr[lr > 0]
+    lr = positive_lr(run)
     before, after = lr[lr.index < step], lr[lr.index > step]
     if len(before) < 3 or len(after) < 3:
         return False
