@@ -824,6 +824,26 @@ def test_gradients_that_grow_after_the_loss_began_to_climb_are_its_symptom(tmp_p
     assert labels(path)[:2] == ["grad_explosion", "divergence"]
 
 
+def test_when_the_norm_and_the_loss_both_climb_the_one_that_grew_more_comes_first(tmp_path):
+    # The norm leaps 15x four records before the loss is thrown 700-fold up, and ends 200x up: it moved
+    # first (an update follows the gradient), but the loss grew by more orders of magnitude -- the loss
+    # carried it. Until 2026-12-03 the earlier onset ranked grad_explosion first (independent GCN, U-Net
+    # and skip-gram runs labelled divergence).
+    rng = np.random.default_rng(31)
+    t = np.arange(200)
+    loss = 1.4 * np.exp(np.clip(t - 80, 0, 10) * 0.65) * np.exp(rng.normal(0, 0.05, 200))
+    norms = 0.3 * np.where(t >= 76, 15, 1) * np.exp(np.clip(t - 80, 0, 10) * 0.27) * np.exp(rng.normal(0, 0.1, 200))
+    found = labels(write_log(tmp_path, records(loss, grad_norm=norms), start={"num_classes": 4}))
+    assert found[:2] == ["divergence", "grad_explosion"]
+    # The other way round: the loss creeps up 3-fold from record 80, and from record 90 the norm grows
+    # 30-fold and stays there. The loss moved first, but no loss 3x up has gradients 30x up: they exploded
+    # (an independent diffusion model whose gradients grew 27x, its loss 3x; divergence until 2026-12-03).
+    loss = 0.5 * np.exp(np.clip(t - 80, 0, 40) * 0.03) * np.exp(rng.normal(0, 0.05, 200))
+    norms = np.exp(np.clip(t - 90, 0, 20) * 0.17) * np.exp(rng.normal(0, 0.1, 200))
+    found = labels(write_log(tmp_path, records(loss, grad_norm=norms)))
+    assert found.index("grad_explosion") < found.index("divergence")
+
+
 def test_tiny_gradients_of_a_loss_gone_to_zero_are_convergence_not_vanishing(tmp_path):
     # A separable problem fitted perfectly: the loss falls to 1e-7 and the gradients with it (cross-entropy's
     # gradient is p - y). Only the total norm is logged. Vanishing until 2026-12-02; the same tiny norms

@@ -16,7 +16,9 @@ level (:func:`plateau.dead_network`), which that rule reports (its fix, clipping
 so one bad step cannot switch every unit off, is the fix for the spike too). Conversely a
 burst at the very records where the LR rose several-fold is the LR's doing: ``divergence`` reports it, not
 this rule. And the norm must outgrow the loss (:func:`_outgrew_the_loss`): per unit of training loss it
-must rise ``EXPLODE`` x too -- a norm that only kept pace with a climbing loss is the loss's symptom.
+must rise ``EXPLODE`` x too -- a norm that only kept pace with a climbing loss is the loss's symptom; when
+both climbed, the finding says which grew by more orders of magnitude (:func:`_led_by`), and the ranking
+puts that one first.
 A per-group norm's baseline is at least the total norm's: a group that starts vanishingly small
 (a deep sigmoid stack's first layer at 1e-7 of the total) and grows to a normal share is a layer waking
 up, not an explosion. Why relative:
@@ -58,7 +60,7 @@ import pandas as pd
 
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.plateau import dead_network
-from chapters.doctor.reference import declared
+from chapters.doctor.reference import RISE, declared
 from chapters.doctor.schedule import lr_raised
 from chapters.doctor.signals import (blew_up, first_sustained, group_keys, head, reference_level, smooth, tail,
                                      window_for)
@@ -72,6 +74,7 @@ VANISH_TOTAL = 1e-6
 # its norm is tiny, so the largest group is no yardstick there; and adaptive optimizers rescale every
 # weight's step. Measured on the benchmark: healthy runs 0.02 and more, vanishing ones 2e-6 and less.
 UPDATE_VANISH_RATIO = 1e-4
+TOGETHER = 0.5  # correlation of log norm and log loss over the loss's climb: the norm rose with it (_led_by)
 SETTLED = 2.0  # a norm that less than doubled over the second half has stopped growing (_woke_up)
 # A loss scaler that skips a tenth of its steps is overflowing 200x as often as its design rate (one skip per
 # 2,000 clean steps): the gradients are too large for float16 at any scale (skipped_steps).
@@ -112,7 +115,7 @@ def _explosion(run) -> list[Finding]:
         if peak < SPIKE * base and _woke_up(run, norms, step):
             continue  # grew from a tiny start to a level it keeps while the loss kept falling (_woke_up)
         if worst is None or peak / base > worst[0]:
-            worst = (peak / base, key, int(step), base, peak)
+            worst = (peak / base, key, int(step), base, peak, _led_by(run, norms, len(baseline), base, int(step)))
     loss_ok = ~(run.nonfinite["train_loss"] | run.nonfinite["val_loss"])
     written_inf = run.nonfinite["grad_norm"] & loss_ok
     if written_inf.any() and not skipped_steps(run):
@@ -122,10 +125,12 @@ def _explosion(run) -> list[Finding]:
                                                 "loss is still finite")]
     if worst is None:
         return []
-    ratio, key, step, base, peak = worst
+    ratio, key, step, base, peak, led_by = worst
     return [_explode_finding(step, confidence(0.72, ratio / EXPLODE),
                              f"{key} grew from a baseline of {base:.3g} to {peak:.3g} (x{ratio:.0f}), "
-                             f"above x{EXPLODE:.0f} from step {step}")]
+                             f"above x{EXPLODE:.0f} from step {step}" +
+                             (", no more than the loss grew: the loss carried it up" if led_by == "loss" else ""),
+                             led_by)]
 
 
 def skipped_steps(run) -> bool:
@@ -152,8 +157,50 @@ def skipped_steps(run) -> bool:
     return float(after_calibration.mean()) <= MAX_SKIPPED
 
 
-def _explode_finding(step, score, evidence) -> Finding:
-    return Finding("grad_explosion", score, step, evidence,
+def _led_by(run, norms: pd.Series, first: int, base: float, step: int) -> str:
+    """Which drove the other: ``"gradient"`` when the norm grew by more orders of magnitude than the loss,
+    ``"loss"`` when the loss grew by as many or more *and* the norm climbed with it
+    (:func:`_climbed_together`), ``""`` when the log cannot say (the loss did not climb ``RISE`` x within
+    the log, or the norm jumped and then held still). Growth is the peak (rolling median of 3 records: one
+    record is no peak) over the level in the baseline's ``first`` records, on a log scale.
+    :func:`rules.rank <chapters.doctor.rules.rank>` lists the driver first, whichever moved first.
+
+    Why sizes rather than onsets: an update follows the gradient, so the norm moves a record or more before
+    the loss whichever of them drove the other. A loss carried far from its minimum has gradients of its
+    own size at most -- a cross-entropy's gradient is a difference of probabilities, a squared error's grows
+    as its square root -- so a weight vector thrown out lifts the loss by as many orders of magnitude as the
+    norm or more. Gradients that explode on their own (a recurrence with Jacobians above 1, a loss scale out
+    of control: Pascanu et al., 2013) outgrow the loss they come from. On the independent logs
+    (2026-12-03), of the 10 labelled divergence that named both, 7 read ``"loss"`` (four of them were
+    ``grad_explosion`` until then, the norm having moved first) and 2 ``"gradient"``; all 6 labelled
+    grad_explosion read ``"gradient"`` (one was ``divergence`` until then: its loss crept up first, 3-fold,
+    its norm 27-fold), and so do the benchmark families' 9."""
+    loss = run.curve("train_loss")
+    loss = loss[loss > 0]
+    loss_start = float(loss.loc[:norms.index[max(first, 1) - 1]].median()) if len(loss) >= 8 else math.nan
+    if not loss_start > 0:  # too few losses, or none beside the baseline's records
+        return ""
+    loss_peak = float(smooth(loss, 3).max())
+    if loss_peak < RISE * loss_start:
+        return ""  # the loss did not climb within the log (it may have been thrown up before it): no race
+    if math.log(float(smooth(norms, 3).max()) / base) > math.log(loss_peak / loss_start):
+        return "gradient"
+    return "loss" if _climbed_together(norms, loss, step) else ""
+
+
+def _climbed_together(norms: pd.Series, loss: pd.Series, step: int) -> bool:
+    """Did the norm rise *with* the loss: from ``step`` (where it passed ``EXPLODE`` x) to the loss's peak, do
+    the two (logarithms, rolling medians of 3) correlate at ``TOGETHER`` or more, over at least 3 records?
+
+    Why: a norm that jumped and then held still while the loss climbed on was not carried by it -- inputs
+    thrown out of range multiply the gradients once, and the loss that follows climbs by itself."""
+    smoothed = np.log(smooth(loss, 3))
+    both = pd.concat([np.log(smooth(norms, 3)), smoothed], axis=1, join="inner").loc[step:smoothed.idxmax()]
+    return len(both) >= 3 and float(both.iloc[:, 0].corr(both.iloc[:, 1])) >= TOGETHER
+
+
+def _explode_finding(step, score, evidence, led_by: str = "") -> Finding:
+    return Finding("grad_explosion", score, step, evidence, led_by=led_by,
                    fix="clip the gradient norm (1.0), lower the learning rate, add warmup; check the "
                        "initialisation scale and the normalisation layers",
                    experiment="log grad_norm per group and find the group that grows first; re-run with "

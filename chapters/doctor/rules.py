@@ -42,6 +42,8 @@ CONSEQUENCES = {
 # Causes whose consequence can also come first: an LR too high from the start throws the loss up, and the
 # gradients grow with it (real SGD runs at 10x their learning rate, batch 2-4: the loss began to climb 5-17
 # records before the norm passed 10x). When the consequence started strictly earlier, the order is reversed.
+# Onsets are only the fallback: when the gradients rule could tell which of the norm and the loss grew by
+# more orders of magnitude (``Finding.led_by``, gradients._led_by), that one goes first.
 GROW_WITH_THE_LOSS = {"grad_explosion"}
 
 
@@ -63,15 +65,16 @@ def rank(findings: list[Finding]) -> list[Finding]:
         if finding.caused_by:
             return []  # its rule saw its cause in the log (the LR rose at its onset): nobody's symptom
         return [c.confidence for c in findings
-                if finding.anomaly in CONSEQUENCES.get(c.anomaly, ()) and start(c) <= start(finding)]
+                if finding.anomaly in CONSEQUENCES.get(c.anomaly, ()) and start(c) <= start(finding)
+                and c.led_by != "loss"]  # gradients the loss carried up caused nothing
 
     def came_after(finding):
         # Gradients that exploded *after* the loss began to climb or swing grew with it -- a loss far from
         # its minimum has large gradients -- so they are that finding's symptom, not its cause.
-        if finding.anomaly not in GROW_WITH_THE_LOSS:
-            return []
-        return [s.confidence for s in findings
-                if s.anomaly in CONSEQUENCES[finding.anomaly] and start(s) < start(finding)]
+        if finding.anomaly not in GROW_WITH_THE_LOSS or finding.led_by == "gradient":
+            return []  # a norm that outgrew the loss is no symptom of it, whichever moved first
+        return [s.confidence for s in findings if s.anomaly in CONSEQUENCES[finding.anomaly] and
+                (start(s) < start(finding) or finding.led_by == "loss")]
 
     def score(finding):
         return min([finding.confidence] + [c - 1e-3 for c in causes(finding) + came_after(finding)])
