@@ -1414,17 +1414,35 @@ def test_a_val_loss_falling_in_order_over_six_evaluations_is_learning_however_th
     assert "loss_plateau" not in labels(path)
 
 
-def test_a_loss_sent_back_to_ln_k_by_a_ramped_learning_rate_is_not_a_dead_network(tmp_path):
-    # The LR is multiplied by 1.03 per record from record 120 on; by record 170 it is 4x its old value and
-    # the loss sits back at ln 6, calm, its gradient shrunk. A ramp has no jump from one record to the next,
-    # but the rate was raised several-fold all the same: that is the cause, not units that died alone.
+def ramped_back_to_ln_k(tmp_path, settled):
+    """The LR multiplied by 1.03 per record from record 120 on (4x its old value by record 170, no jump from
+    one record to the next), the loss back near ln 6 from record 170 (``settled``: 60 records), the gradient
+    shrunk."""
     rng = np.random.default_rng(95)
-    k = math.log(6)
-    loss = np.concatenate([learning_curve(170, rng, start=k, end=1.15, noise=0.02),
-                           k * np.exp(rng.normal(0, 0.005, 60))])
+    loss = np.concatenate([learning_curve(170, rng, start=math.log(6), end=1.15, noise=0.02), settled])
     lr = 0.05 * 1.03 ** np.maximum(np.arange(230) - 120, 0)
     norm = np.concatenate([np.full(170, 1.0), np.full(60, 0.4)]) * np.exp(rng.normal(0, 0.05, 230))
     logged = records(loss, grad_norm=norm)
     for record, rate in zip(logged, lr):
         record["lr"] = float(rate)
-    assert "loss_plateau" not in labels(write_log(tmp_path, logged, start={"num_classes": 6}))
+    return labels(write_log(tmp_path, logged, start={"num_classes": 6}))
+
+
+def test_a_loss_a_ramped_learning_rate_threw_far_up_and_back_to_ln_k_is_not_a_dead_network(tmp_path):
+    # Thrown to 3x ln 6 first, then back at ln 6 and calm: the raised rate kept throwing the weights about
+    # (a tagger whose SGD rate was ramped 200-fold: 2,700x up, then ln K; its author: divergence).
+    rng = np.random.default_rng(96)
+    k = math.log(6)
+    settled = np.concatenate([3 * k * np.exp(rng.normal(0, 0.05, 15)), k * np.exp(rng.normal(0, 0.005, 45))])
+    assert "loss_plateau" not in ramped_back_to_ln_k(tmp_path, settled)
+
+
+@pytest.mark.parametrize("swing, want", [(0.005, "loss_plateau"), (0.05, "divergence")])
+def test_a_loss_a_raised_learning_rate_sent_back_to_ln_k_is_a_dead_network_only_when_constant(tmp_path, swing,
+                                                                                              want):
+    # Never thrown above ln 6: constant there (0.5 % per record), the network predicts the same for every
+    # input -- dead, which no rate revives (outside MLPs and point-cloud nets at 30-50x their rate, labelled
+    # so by their authors; divergence until 2026-12-03). Swinging 5 % per record, it is alive and thrown about
+    # by the raised rate: divergence, as before.
+    rng = np.random.default_rng(97)
+    assert ramped_back_to_ln_k(tmp_path, math.log(6) * np.exp(rng.normal(0, swing, 60)))[:1] == [want]

@@ -65,6 +65,7 @@ MIN_RECORDS = 5
 GAVE_BACK = 0.8
 DEAD_GRADIENT = 0.5
 FLAT = 0.1  # per-record log-loss noise of a dead network: its batches only differ in their labels
+CONSTANT = 0.02  # ... and of one at a raised learning rate, where a live network is thrown about (_killed_by_raised_lr)
 DEAD_CALM = 0.25  # without gradient norms: that noise at most a quarter of the live network's (loss_calmed)
 MIN_EVALS = 5  # evaluations, for val_still_falling: a Mann-Kendall trend of 5 can reach the 5 % level
 TREND_Z = 1.96
@@ -194,7 +195,8 @@ def dead_network(run, loss: pd.Series, reference: float):
     loss's own calm (:func:`loss_calmed`) -- with a gradient that did not grow -- or a validation loss that
     stopped moving above its best (:func:`_stood_still_worse`, also for a relapse the reference cannot
     show) -- and, after a one-off spike
-    of the learning rate, a loss that never comes down again (:func:`_killed_by_spike`). Never for a loss
+    of the learning rate, a loss that never comes down again (:func:`_killed_by_spike`); after a rate raised
+    and left high, a loss that sits constant (:func:`_killed_by_raised_lr`). Never for a loss
     that sits above divergence's rise limit (:func:`reference.rise_limit`): a dead network predicts the same
     for every input and scores the class prior's entropy, about ln K, and a loss thrown to 3.5x ln V that
     sits there calmly (a constructed mid-run divergence) has risen."""
@@ -205,20 +207,21 @@ def dead_network(run, loss: pd.Series, reference: float):
     if end >= rise_limit(run, loss, reference):
         return None  # far above what a constant prediction scores (the class prior's entropy): risen, divergence
     spiked = lr_raised(run, step, window_for(len(loss)))
-    if (spiked and not lr_restored(run, step)) or lr_ramped(run, step):
-        return None  # the learning rate jumped there and stayed up, or was ramped up to it: divergence
+    restored = spiked and lr_restored(run, step)
     # How calm the loss is where it settled: the second half of the stretch from the relapse on (three
     # records or more). The first half can still be coming down from the blow-up that killed the units.
     after = loss.loc[step:]
     settled = after.iloc[len(after) // 2:] if len(after) >= 6 else after
     calm = noise_scale(np.log(settled))
+    if (spiked and not restored) or lr_ramped(run, step):
+        return _killed_by_raised_lr(run, loss, reference, step, end, calm)
     if calm > FLAT:
         return None
     said = (f"train loss fell to {best:.4g}, then jumped back to {end:.4g} at step {int(step)} (an untrained model "
             f"scores {reference:.4g}) and stayed there, while ")
     norms = run.curve("grad_norm")
     ratio = gradient_ratio(norms, step) if len(norms) >= 8 else None  # None: too few norms logged
-    if spiked:  # the last third: where the blow-up's tail has surely come down
+    if restored:  # the last third: where the blow-up's tail has surely come down
         return _killed_by_spike(ratio, step, after.iloc[len(after) * 2 // 3:], said)
     # Either piece of evidence will do, as long as the gradient did not stay as large as it was. Its collapse
     # depends on the batch: what is left of a dead network's gradient is the output bias's, which measures
@@ -232,6 +235,40 @@ def dead_network(run, loss: pd.Series, reference: float):
     # A third piece of evidence, for a gradient that grew only because the loss it is measured against did
     # (a network sure of its training batches, loss 0.001, has almost none): the val loss stood still.
     return found or _stood_still_worse(run, loss, reference)
+
+
+def _killed_by_raised_lr(run, loss: pd.Series, reference: float, step: int, end: float, calm: float):
+    """The relapse came where the learning rate was raised several-fold and left high: a dead network only
+    if the loss was never thrown above the untrained level (:func:`thrown_above`) and now sits *constant* --
+    its per-record scale (``calm``) at most ``CONSTANT`` (2 %).
+
+    Why constant and not merely calm (``FLAT``, 10 %): at the raised rate a live network keeps being thrown
+    about, and its gradient can shrink as well (an MLP at 50x its SGD rate, back at ln 10 and swinging 2-6 %
+    per record, its norm down 5-fold: divergence). Only a network that predicts the same for every input
+    scores the same on every batch -- about ln K whatever the labels -- and no rate moves it (dead networks
+    at 30-3,000x their rate: 0.6-1.1 % per record)."""
+    if thrown_above(run, loss, reference, step) or calm > CONSTANT:
+        return None
+    jump = float(positive_lr(run).loc[step:].median() / positive_lr(run).loc[:step].iloc[:-1].median())
+    return (int(step), 0.8, f"the learning rate rose x{jump:.0f} at step {int(step)} and the train loss went back to "
+                            f"{end:.4g} (an untrained model scores {reference:.4g}) and sits there, constant to "
+                            f"{np.expm1(calm):.1%} per record: the network predicts the same for every input -- "
+                            "the raised rate's first updates switched every unit off, and no rate revives it")
+
+
+def thrown_above(run, loss: pd.Series, reference: float, step: int) -> bool:
+    """Did the loss, from ``step`` on, climb to divergence's rise limit (:func:`reference.rise_limit`) above
+    the untrained ``reference`` -- smoothed as for :func:`relapse`, so that one record is no climb?
+
+    Why it decides between a raised learning rate's two outcomes: a rate raised several-fold and left there
+    either keeps throwing the weights about -- the loss climbs past anything a constant prediction scores,
+    and whatever it does next is the rate's doing (``divergence``: a tagger whose SGD rate was ramped
+    200-fold went 2,700-fold up, then back to ln K) -- or its first huge update switches every unit off, and
+    then no rate moves anything: the loss goes back to the class prior's entropy, about ln K, and sits there
+    calmly (a distilled MLP at 50x its Adam rate, a point-cloud net at 30x, a tabular ResNet at 3,000x: all
+    labelled a dead network by their authors, and all ``divergence`` until 2026-12-03)."""
+    smoothed = smooth(loss, window_for(len(loss)))
+    return float(smoothed.loc[step:].max()) >= rise_limit(run, loss, reference)
 
 
 def stopped_moving(run, loss: pd.Series):
