@@ -1357,6 +1357,20 @@ def test_a_norm_that_grows_from_a_near_zero_start_and_levels_off_while_the_loss_
     assert "grad_explosion" not in labels(write_log(tmp_path, records(loss, grad_norm=norm)))
 
 
+def test_one_hard_batch_beside_a_norm_that_woke_up_is_no_spike(tmp_path):
+    # The same wake-up (0.27 -> about 4, fifteenfold) in a network memorising its images, the loss falling to
+    # 0.01; one record of a confident model meeting a hard batch reads 60, 150x the start. One record is no
+    # spike: over three records the norm never went a hundredfold up. Three such records in a row are.
+    rng = np.random.default_rng(52)
+    t = np.arange(300)
+    norm = (0.27 + 3.7 / (1 + np.exp(-(t - 40) / 8))) * np.exp(rng.normal(0, 0.1, 300))
+    loss = learning_curve(300, rng, start=1.8, end=0.01, noise=0.05)
+    norm[200] = 60.0
+    assert "grad_explosion" not in labels(write_log(tmp_path, records(loss, grad_norm=norm)))
+    norm[200:203] = 60.0
+    assert "grad_explosion" in labels(write_log(tmp_path, records(loss, grad_norm=norm)))
+
+
 def test_a_text_classifier_declaring_its_input_vocabulary_is_judged_against_its_classes(tmp_path):
     # Labels shuffled apart from the documents: the loss sits at ln 6 from the first record. The run declares
     # its 600-word input vocabulary beside its 6 classes; against ln 600 the loss would look "learned".
