@@ -81,6 +81,7 @@ the stricter correlation) (docs/doctor.md).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -163,7 +164,14 @@ def _memorising(run, loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray, sha
     ``no_shuffle`` until then. ``overfitting`` reports them. The factor was 2 until 2026-12-03, when five
     independent sets put the sorted runs whose shape climbs at 0.83-1.08 x and matrix-factorisation models
     shuffled every epoch at 1.8-5 x (two of them, at 1.8 x, were still ``no_shuffle``): 1.5 lies between the
-    two on a log scale."""
+    two on a log scale.
+
+    And the climb must fit inside the gap: the shape's peak-to-trough (log loss) at most log(val / train).
+    Why: an example the model memorised scores somewhere between the just-seen level (the training loss)
+    and the never-seen level (the validation loss), however long ago it was seen, so the staircase cannot
+    climb further than the gap -- on the independent sets it climbed 0.09-0.29 of it. A climb larger than
+    the whole gap is the data order's: examples read easiest first (clean recordings before noisy ones),
+    1.2-3.3 x the gap in three such runs of two independent sets that were healthy until 2026-12-03."""
     val = curve(run.evals, "val_loss")
     train = run.curve("train_loss")
     if len(val) < 2 or len(train) < 2 or len(shape.profile) < 4:
@@ -172,7 +180,8 @@ def _memorising(run, loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray, sha
     if ratio < MEMORISED:
         return False
     centred = _window_centred(loss, phase, epoch, shape)
-    return _spearman(centred.profile, np.arange(len(centred.profile))) >= RISING
+    climb = float(centred.profile.max() - centred.profile.min())  # log units, like the gap
+    return _spearman(centred.profile, np.arange(len(centred.profile))) >= RISING and climb <= math.log(ratio)
 
 
 def _window_centred(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray, shape: EpochShape) -> EpochShape:
