@@ -1200,9 +1200,9 @@ def test_the_staircase_of_memorisation_is_not_no_shuffle(tmp_path, memorising, w
 def test_a_climb_through_the_epoch_larger_than_the_val_train_gap_is_the_data_order(tmp_path):
     # Clean recordings first, noisy ones last, never shuffled: the loss climbs 1.5 (log units) through every
     # epoch while the val loss sits at 1.6x the train loss's median (3.4x its start-of-epoch level). A
-    # memorised example scores between the train and
-    # the val level however long ago it was seen, so memorisation climbs less than that gap (log 1.6 = 0.47);
-    # this climb is the data's order (independent CTC and state-space runs: healthy until 2026-12-03).
+    # memorised example scores between the train and the val level however long ago it was seen, so
+    # memorisation climbs less than that gap (log 1.6 = 0.47); this climb is the data's order (independent
+    # CTC and state-space runs: healthy until 2026-12-03).
     rng = np.random.default_rng(54)
     rows = memorising_run(24, 10, rng, memorising=False, climb=1.5, val_over_train=3.4)
     assert labels(write_log(tmp_path, rows))[:1] == ["no_shuffle"]
