@@ -1197,6 +1197,21 @@ def test_the_staircase_of_memorisation_is_not_no_shuffle(tmp_path, memorising, w
     assert found[:1] == [want]
 
 
+def test_a_loss_swinging_a_quarter_per_record_where_it_started_is_thrashing_before_stuck(tmp_path):
+    # Batch 2 at SGD 1.0: the loss swings +-25 % per record around ln 2 for the whole run, the val loss at
+    # 1.6x the floor and flat. Stuck, yes -- but a model on steps too small barely moves from one record to
+    # the next; this one's weights move a lot and get nowhere. Until 2026-12-03 loss_plateau came first.
+    rng = np.random.default_rng(55)
+    wild = rng.random(900) < 0.4  # most batches score about ln 2; two in five far off it, either way
+    loss = math.log(2) * np.exp(np.where(wild, rng.normal(0, 0.6, 900), rng.normal(0, 0.02, 900)))
+    loss[0] = math.log(2)  # the untrained model's first batch
+    rows = records(loss)
+    rows += [{"step": rows[i]["step"], "epoch": 0, "val_loss": float(v)}
+             for i, v in zip(range(179, 900, 180), (0.705, 0.80, 0.74, 0.739, 0.689))]
+    found = labels(write_log(tmp_path, sorted(rows, key=lambda r: r["step"]), start={"loss_floor": 0.43}))
+    assert found[:2] == ["oscillation", "loss_plateau"]
+
+
 def test_a_climb_through_the_epoch_larger_than_the_val_train_gap_is_the_data_order(tmp_path):
     # Clean recordings first, noisy ones last, never shuffled: the loss climbs 1.5 (log units) through every
     # epoch while the val loss sits at 1.6x the train loss's median (3.4x its start-of-epoch level). A

@@ -141,6 +141,10 @@ BLOWUP = 10.0
 RELAPSE = 0.9
 NOISE_UNITS = 6.0  # how many noise scales count as "far": Gaussian noise passes 6 sigma about once in 10^9
 MEDIAN_ERROR = 1.2533  # the standard error of a median of n normal draws is sqrt(pi / 2) sigma / sqrt(n)
+# Per-record scale of log-loss swings (noise_scale) from which the weights are moving a lot: a model stuck on
+# steps too small predicts near-uniformly and scores about the same on every batch (0.1-2 % per record), one
+# whose steps overshoot is confident and keeps changing (oscillation.thrashing, plateau.check).
+THRASH = 0.1
 
 
 def tail(values: pd.Series, fraction: float = 0.1, least: int = 3) -> pd.Series:
