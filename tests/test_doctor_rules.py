@@ -178,7 +178,8 @@ def test_a_lucky_first_batch_of_a_noisy_regression_is_no_start_to_blow_up_from(t
     # Batch-4 squared errors swing +-60 % (log scale) from record to record around 1.5; the first record
     # drew 0.24. Ten times that is an ordinary record of this run, not a blow-up: with no class count the
     # first record is the reference, and a jump from it must clear the noise of the records before it too
-    # (with fewer than three before it, no noise is measured and ten times is enough).
+    # -- or, with fewer than three before it, of the run after it (until 2026-12-03 ten times was enough
+    # there: an outside MC-dropout regression whose first batch drew 0.03, its second 0.09, its third 1.15).
     rng = np.random.default_rng(19)
     loss = 1.5 * np.exp(-np.arange(600) / 3000) * np.exp(rng.normal(0, 0.6, 600))
     loss[:4] = [0.24, 1.14, 1.62, 0.63]  # the benchmark run's first records; then 3.6, 0.67, 1.4, 3.5...
@@ -188,6 +189,18 @@ def test_a_lucky_first_batch_of_a_noisy_regression_is_no_start_to_blow_up_from(t
     path = write_log(tmp_path, sorted(logged + evals, key=lambda r: (r["step"], "val_loss" in r)),
                      start={"loss_floor": 0.25})
     assert labels(path) == []  # a fixed validation set falling steadily: learning, slowly
+    loss[:4] = [0.24, 0.5, 2.9, 0.63]  # ten times the first batch already at the third record
+    path = write_log(tmp_path, sorted(records(loss) + evals, key=lambda r: (r["step"], "val_loss" in r)),
+                     start={"loss_floor": 0.25})
+    assert labels(path) == []
+
+
+def test_a_loss_thrown_up_at_its_second_record_that_settles_high_is_divergence_without_a_class_count(tmp_path):
+    # The log without its run_start: 4.6, then 136, then 25-35 for the rest of the run, swinging
+    # about 10 % per record. The run after the jump is calm next to a 30-fold jump: it clears that noise.
+    rng = np.random.default_rng(23)
+    loss = np.concatenate([[4.6, 136.0], 30 * np.exp(rng.normal(0, 0.1, 300))])
+    assert labels(write_log(tmp_path, records(loss)))[:1] == ["divergence"]
 
 
 @pytest.mark.parametrize("start", [{"num_classes": 6}, {"num_labels": 6}, {"config": {"n_classes": 6}}])

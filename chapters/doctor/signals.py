@@ -121,15 +121,20 @@ def blew_up(loss: pd.Series, reference: float, exact: bool) -> int | None:
     climb up to the jump is no noise). A regression logged every step at batch 4 swings from 0.24 to 5.9
     between records, and one lucky first batch 10x below the rest is no start to blow up from (a healthy
     run was called diverged so until 2026-12-02). Measured before the jump, because after it a diverged
-    run's own swings would raise the bar it has to clear; with fewer than three records before it there is
-    no noise to measure, and 10x stands (the issue's 4.6 -> 136 at the second record).
+    run's own swings would raise the bar it has to clear -- unless fewer than three records come before it:
+    then the run after the jump is the only measure of its batch noise there is (until 2026-12-03 10x
+    stood there, and an MC-dropout regression at batch 4 whose first batch drew 0.03 and third 1.15,
+    swinging 0.05-0.8 ever after while its val loss fell steadily, was "diverged"). The issue's 4.6 -> 136
+    at the second record, then 25-35, clears that: the run after the jump is calm beside it.
     """
     values = loss.to_numpy()
     hits = np.flatnonzero(values >= BLOWUP * reference)
     if reference <= 0 or len(hits) == 0:
         return None
-    if not exact and hits[0] >= 3:
-        calm = jitter_scale(pd.Series(np.log(values[: hits[0]])))
+    if not exact:
+        # the noise before the jump; with fewer than three records there, the only measure of the batch
+        # noise is the run after it
+        calm = jitter_scale(pd.Series(np.log(values[: hits[0]] if hits[0] >= 3 else values[hits[0]:])))
         hits = np.flatnonzero(values >= reference * max(BLOWUP, factor(NOISE_UNITS * math.sqrt(2) * calm)))
         if len(hits) == 0:
             return None
