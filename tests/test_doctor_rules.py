@@ -1323,6 +1323,18 @@ def test_a_val_loss_climbing_steadily_over_four_evaluations_is_overfitting(tmp_p
     assert labels(path) == ["overfitting"]
 
 
+@pytest.mark.parametrize("vals, want", [((0.205, 0.155, 0.356, 0.279, 0.174), []),
+                                        ((0.205, 0.155, 0.20, 0.26, 0.31), ["overfitting"])])
+def test_a_val_loss_back_at_its_minimum_at_the_last_evaluation_is_not_overfitting(tmp_path, vals, want):
+    # Five evaluations on random episodes: 0.205, 0.155, 0.356, 0.279 -- and the last back at 0.174. The
+    # median of the last three is up 55 %, but the run ends where it was best: one unlucky episode set, not a
+    # turn (an outside prototype network, overfitting until 2026-12-03). Climbing to 0.31 at the end, it did turn.
+    train = 1.4 * np.exp(-np.arange(100) / 8) + 0.07
+    out = records(train)
+    out += [{"step": 200 * (i + 1), "val_loss": v} for i, v in enumerate(vals)]
+    assert labels(write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"num_classes": 5})) == want
+
+
 @pytest.mark.parametrize("late, want", [((0.55, 0.56), ["leakage"]), ((0.62, 0.63), [])])
 def test_a_leak_seen_in_the_second_half_of_four_evaluations_is_leakage(tmp_path, late, want):
     # Four evaluations: the first two are the descent, the last two the level. 13 % below a floor of 0.64,
