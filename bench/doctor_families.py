@@ -53,7 +53,7 @@ HELD_OUT_SEEDS = (4,)
 # (module, constant) -> the values tried when tuning on the other families; the first is the shipped one.
 GRID = {
     ("chapters.doctor.signals", "NOISE_UNITS"): (6.0, 4.0, 8.0),
-    ("chapters.doctor.oscillation", "MIN_THRASH"): (0.1, 0.07, 0.15),
+    ("chapters.doctor.signals", "THRASH"): (0.1, 0.07, 0.15),
 }
 
 

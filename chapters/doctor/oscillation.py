@@ -32,7 +32,7 @@ moving average's start explains), it was thrown out (residual MLPs trained with 
 of 4-16: 5 of 36 such runs were called healthy until 2026-12-02).
 
 A third catches thrashing for the whole run (tiny batches at a high learning rate): the log loss swings
-from record to record by ``MIN_THRASH`` or more (its robust per-record scale, :func:`signals.noise_scale`,
+from record to record by ``signals.THRASH`` or more (its robust per-record scale, :func:`signals.noise_scale`,
 over the run after its first 5 %), *and* the run does not learn -- the median loss of its second half is
 still at least ``STUCK`` x the untrained reference (ln K when declared, else the median of the first 5 %:
 one record of a run this noisy is no start -- but then the second half must also not be above the first
@@ -45,7 +45,7 @@ divergence or the dead network those rules report), and its learning rate never 
 thrashes after the jump is the LR's doing -- ``divergence``). Why both:
 small-batch noise is large too, but a healthy small-batch run learns, so its loss sinks below the
 reference (to 0.03-0.8 x in the benchmark); a run whose steps overshoot every time swings around where it
-started. Why ``MIN_THRASH`` is 10 %: a run that is stuck *because its steps are too small* stays near its
+started. Why ``signals.THRASH`` is 10 %: a run that is stuck *because its steps are too small* stays near its
 initialisation, whose predictions are near uniform, and a near-uniform prediction scores about ln K on
 every example whatever its label -- so its per-batch loss barely moves (0.1-2 % per record on the
 benchmark's plateaus, batches of 32). Swings of 10 % or more at an unchanged level mean the predictions are
@@ -62,7 +62,7 @@ linear classifier at a far too high learning rate separates one batch perfectly 
 off by the next, so the train loss's median says "learned"; a run whose first records already thrash has no
 trustworthy start level. Statistic: over the second half of the evaluations, the robust per-evaluation
 scale of log val_loss (:func:`signals.noise_scale`) and the Mann-Kendall trend score
-(:func:`signals.trend_z`). Threshold: scale at least ``MIN_THRASH`` (the same 10 % as for the train loss),
+(:func:`signals.trend_z`). Threshold: scale at least ``signals.THRASH`` (the same 10 % as for the train loss),
 no downward trend (z above -``TREND_Z``, the 5 % level), and the median there still at least ``STUCK`` x
 the untrained reference. Why: a fixed validation set has no sampling noise, so its jumps are the weights'
 doing, and "no trend" is asked of the data with a test, not read off a fixed multiplier; the level keeps a
@@ -101,7 +101,6 @@ MIN_ACF = 0.3  # beyond what the same swings in random order show (shuffled_acf)
 SHUFFLES = 20  # the real order beyond all 20 random orders, and by MIN_ACF beyond their median
 BOUNCE = 1.3
 FELL_BACK = 0.9
-MIN_THRASH = signals.THRASH  # per-record scale of log-loss swings: about +-10 % from one record to the next
 STUCK = 0.85
 CEILING = 2.0  # a run swinging around more than twice the untrained loss has diverged
 WILD = 0.25  # per-record scale of log-loss swings: about +-28 % from one record to the next
@@ -118,7 +117,7 @@ EXPERIMENT = "re-run with half the learning rate: the swings should shrink and t
 def fell_back(loss: pd.Series, smoothed: pd.Series, start: float) -> bool:
     """Did the run come back down by its end (median of its last tenth, smoothed): below ``FELL_BACK`` x its
     untrained reference -- or below ``RISE`` x it (no longer risen) while its second half still swings by
-    ``MIN_THRASH`` or more from record to record (:func:`signals.noise_scale`)?
+    ``signals.THRASH`` or more from record to record (:func:`signals.noise_scale`)?
 
     Why the second way: a run thrown about by a learning rate too high for its batch often falls back to
     about where it started and bounces there, getting nowhere (the benchmark's thrashing ResNets and GRUs,
@@ -128,7 +127,7 @@ def fell_back(loss: pd.Series, smoothed: pd.Series, start: float) -> bool:
     end = float(tail(smoothed).median())
     if end < FELL_BACK * start:
         return True
-    return end < RISE * start and noise_scale(np.log(loss.iloc[len(loss) // 2:])) >= MIN_THRASH
+    return end < RISE * start and noise_scale(np.log(loss.iloc[len(loss) // 2:])) >= signals.THRASH
 
 
 def check(run) -> list[Finding]:
@@ -172,10 +171,10 @@ def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
         if rose_from_first(run, loss, level):
             return []
         reference = float(loss.iloc[:len(loss) - len(body)].median())
-    if swing < MIN_THRASH or not STUCK * reference <= level <= CEILING * reference or relapse(loss, reference) \
+    if swing < signals.THRASH or not STUCK * reference <= level <= CEILING * reference or relapse(loss, reference) \
             or lr_ever_raised(run) or not val_moves(run) or val_learned(run, min(reference, float(loss.iloc[0]))):
         return []
-    return [Finding("oscillation", confidence(0.8, swing / MIN_THRASH), int(body.index[0]),
+    return [Finding("oscillation", confidence(0.8, swing / signals.THRASH), int(body.index[0]),
                     f"the loss swings by about {np.expm1(swing):.0%} from one record to the next for the whole "
                     f"run and does not come down: the second half's median {level:.4g} is "
                     f"{level / reference:.0%} of an untrained model's {reference:.4g}",
@@ -238,7 +237,7 @@ def val_learned(run, reference: float) -> bool:
 
 
 def val_thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
-    """The validation loss jumps by ``MIN_THRASH`` or more from one evaluation to the next over the second
+    """The validation loss jumps by ``signals.THRASH`` or more from one evaluation to the next over the second
     half of the evaluations, with no downward trend there (Mann-Kendall, :func:`signals.trend_z` > -1.96),
     and its median there still at least ``STUCK`` x the untrained reference (the run did not learn) -- or
     the training loss thrashes wildly beside it (:func:`wild_and_stuck`)."""
@@ -248,10 +247,10 @@ def val_thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
     late = np.log(val.iloc[len(val) // 2:])
     swing, trend = noise_scale(late), signals.trend_z(late)
     level = float(np.exp(late.median()))
-    if swing < MIN_THRASH or trend <= -TREND_Z or (level < STUCK * reference and
+    if swing < signals.THRASH or trend <= -TREND_Z or (level < STUCK * reference and
                                                    not wild_and_stuck(run, loss, reference)):
         return []
-    return [Finding("oscillation", confidence(0.6, swing / MIN_THRASH), int(late.index[0]),
+    return [Finding("oscillation", confidence(0.6, swing / signals.THRASH), int(late.index[0]),
                     f"over the second half of the evaluations the validation loss jumps by about "
                     f"{np.expm1(swing):.0%} from one evaluation to the next, and does not come down (trend "
                     f"z = {trend:+.1f}), its median {level:.4g} is {level / reference:.0%} of an untrained model's "
@@ -277,7 +276,7 @@ def wild_and_stuck(run, loss: pd.Series, reference: float) -> bool:
 
 
 def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
-    """With a declared ``loss_floor``: the training loss swings by ``MIN_THRASH`` or more from record to
+    """With a declared ``loss_floor``: the training loss swings by ``signals.THRASH`` or more from record to
     record, and both its second half's median and the validation loss's (second half of at least three
     evaluations) sit at ``NOISE_BALL`` (1.5) x the floor or more, the validation loss neither trending down
     (Mann-Kendall z above -``TREND_Z``) nor ending ``MIN_DROP`` below its first evaluation -- and the run
@@ -298,7 +297,7 @@ def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
         return []
     body, swing, level = swings(loss)
     late = float(val.iloc[len(val) // 2:].median())
-    if swing < MIN_THRASH or level < NOISE_BALL * floor or late < NOISE_BALL * floor or level > CEILING * reference:
+    if swing < signals.THRASH or level < NOISE_BALL * floor or late < NOISE_BALL * floor or level > CEILING * reference:
         return []
     if signals.trend_z(np.log(val)) <= -TREND_Z or float(val.iloc[-1]) < (1 - MIN_DROP) * float(val.iloc[0]):
         return []  # the validation loss is still coming down: learning, however noisily
