@@ -1270,6 +1270,23 @@ def test_a_calm_loss_far_above_ln_k_is_no_dead_network(tmp_path, level, want):
 
 
 # ------------------------------------------------------------------------------- fifteenth pass (2026-12-03)
+@pytest.mark.parametrize("dies, want", [(False, "frozen_parameters"), (True, "loss_plateau")])
+def test_a_group_that_stops_moving_at_mid_run_is_frozen_while_the_rest_learns_on(tmp_path, dies, want):
+    # Four groups; from record 100 of 200 the attention's update ratio is exactly 0 (frozen at an epoch
+    # boundary and never unfrozen) while the others move and the loss goes on falling: frozen from there
+    # (an outside transformer; healthy until 2026-12-03, when 90 % of the records at 0 were asked). A network
+    # that died at record 100 stops every group but the head's bias, and its loss goes back to ln 4.
+    rng = np.random.default_rng(56)
+    loss = learning_curve(200, rng, start=math.log(4), end=0.5, noise=0.03)
+    ratios = {g: 3e-3 * np.exp(rng.normal(0, 0.2, 200)) for g in ("embedding", "attention", "mlp", "head")}
+    ratios["attention"][100:] = 0.0
+    if dies:
+        loss[100:] = math.log(4) * np.exp(rng.normal(0, 0.003, 100))
+        ratios["embedding"][100:] = ratios["mlp"][100:] = 0.0
+    rows = records(loss, **{f"update_ratio/{g}": r for g, r in ratios.items()})
+    assert labels(write_log(tmp_path, rows, start={"num_classes": 4}))[:1] == [want]
+
+
 @pytest.mark.parametrize("fixed, want", [(1, []), (5_000, ["frozen_parameters"])])
 def test_a_handful_of_fixed_parameters_is_no_freeze(tmp_path, fixed, want):
     # A contrastive model's fixed temperature is 1 of 14,401 parameters: a design choice. A third of the

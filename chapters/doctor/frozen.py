@@ -2,7 +2,9 @@
 
 Statistic: per-group update ratio ``update_ratio/<group>`` (||dw|| / ||w|| of a step) or per-group
 gradient norm ``grad_norm/<group>``. Threshold: a group at exactly 0 (below ``ZERO``) in at least 90 % of
-its records while another group moves. Without per-group keys: ``trainable_params < total_params`` in
+its records while another group moves -- or at exactly 0 from some record to the end, over a quarter of its
+records at least, while two groups or more move and the loss carries on below the untrained level
+(:func:`_zero_since`, :func:`_loss_carried_on`: frozen from mid-run, 2026-12-03). Without per-group keys: ``trainable_params < total_params`` in
 ``run_start`` by at least ``MIN_FROZEN_SHARE`` (1 %) of the parameters -- weaker evidence, since freezing is sometimes intended (fine-tuning). Why it matters: a
 frozen token embedding (``requires_grad=False``, a forgotten freeze from fine-tuning code, or parameters
 left out of the optimizer's groups) still trains "a bit" through the other layers, so the loss curve alone
@@ -18,11 +20,14 @@ per-group gradient norms, were ``frozen_parameters`` at 0.9.)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from chapters.doctor.findings import Finding
 from chapters.doctor.gradients import VANISH_RATIO, updates_vanish
-from chapters.doctor.signals import group_keys
+from chapters.doctor.plateau import MIN_DROP
+from chapters.doctor.signals import group_keys, reference_level
 
 ZERO = 1e-12
 # From run_start's counts alone, a freeze that matters holds a real share of the model. A handful of
@@ -30,6 +35,8 @@ ZERO = 1e-12
 # choice, not a layer someone forgot to unfreeze: an independent two-tower model with 1 of 14,401
 # parameters fixed (its temperature) was called frozen, healthy and dead alike (2026-12-03).
 MIN_FROZEN_SHARE = 0.01
+FROZEN_TAIL = 0.25  # a group at exactly 0 from some record to the end, over this share of its records...
+MIN_TAIL = 5  # ...and this many: frozen from mid-run (_zero_since)
 LESSON = "docs/doctor.md#frozen_parameters"
 
 
@@ -40,20 +47,68 @@ def check(run) -> list[Finding]:
             continue  # too few groups; or updates fading layer by layer to nothing: vanishing gradients
         table = run.train[keys].astype(float)
         zero_share = (table.abs() < ZERO).sum() / table.notna().sum().replace(0, np.nan)
-        frozen = [k for k in keys if zero_share.get(k, 0) >= 0.9 and not _has_gradient(run, k)]
+        since = {k: _zero_since(table[k].dropna()) for k in keys}
+        since = {k: row for k, row in since.items() if row is not None and _loss_carried_on(run, row)}
+        frozen = [k for k in keys if (zero_share.get(k, 0) >= 0.9 or k in since)
+                  and not _has_gradient(run, k)]
         moving = [k for k in keys if k not in frozen and (table[k].abs() > ZERO).any()]
+        if len(moving) < 2:  # a network that died leaves one group learning, the head's bias (the prior)
+            frozen = [k for k in frozen if zero_share.get(k, 0) >= 0.9]
         if frozen and moving:
-            step = int(run.train.loc[table[frozen[0]].notna(), "step"].iloc[0])
+            first = frozen[0]
+            row = table[first].notna().idxmax() if zero_share.get(first, 0) >= 0.9 else since[first]
+            step = int(run.train.loc[row, "step"])
             names = ", ".join(k.split("/", 1)[1] for k in frozen)
-            return [_finding(0.9, step, f"{prefix} is 0 for {names} in "
-                                        f"{zero_share[frozen[0]]:.0%} of records while "
-                                        f"{moving[0].split('/', 1)[1]} moves")]
+            when = f"in {zero_share[first]:.0%} of records" if zero_share.get(first, 0) >= 0.9 else \
+                f"from step {step} to the end"
+            return [_finding(0.9, step, f"{prefix} is 0 for {names} {when} while {moving[0].split('/', 1)[1]} "
+                                        "moves")]
     total, trainable = run.info("total_params"), run.info("trainable_params")
     if total and trainable is not None and total - trainable >= MIN_FROZEN_SHARE * total:
         return [_finding(0.62, int(run.run_start.get("step") or 0),
                          f"run_start says {int(total - trainable):,} of {int(total):,} parameters are not "
                          "trainable")]
     return []
+
+
+def _zero_since(values) -> int | None:
+    """The row label where a group's values became exactly 0 and stayed 0 to the end -- over at least
+    ``FROZEN_TAIL`` of its records and ``MIN_TAIL`` records -- after moving before; else None.
+
+    Why: a freeze can start mid-run -- a fine-tuning script that freezes a block at an epoch boundary and
+    forgets to unfreeze it, an optimizer rebuilt without that group's parameters -- and then the group
+    moves for a while and stands still for the rest of the run: exactly 0, record after record, which no
+    moving weight writes (an independent transformer whose attention stopped at mid-run, 58 % of its
+    records at 0, was healthy until 2026-12-03: the 90 % asked of a group frozen from the start)."""
+    zero = (values.abs() < ZERO).to_numpy()
+    if len(zero) == 0 or not zero[-1] or zero.all():
+        return None
+    start = len(zero) - int(np.argmin(zero[::-1]))  # the first of the zeros that run to the end
+    tail = len(zero) - start
+    return values.index[start] if tail >= max(MIN_TAIL, FROZEN_TAIL * len(zero)) else None
+
+
+def _loss_carried_on(run, row) -> bool:
+    """Did the training loss carry on as before from ``row`` (a row label of the training records) on: its
+    median over the rest of the run at most ``1 + MIN_DROP`` x its median over as many records before?
+
+    Why: units that die stop moving too -- one huge update switches every ReLU off, and the layers behind
+    them get exactly no gradient and no update from then on -- but the loss goes back to ln K with them
+    (``loss_plateau``), or blew up first (``divergence``). A group frozen by a bug leaves the loss where
+    the rest of the model can take it -- below the untrained level (:func:`signals.reference_level`) by
+    ``MIN_DROP``, where a network that died at its first steps sits (about ln K) with its layers still.)"""
+    loss = run.train["train_loss"] if "train_loss" in run.train else None
+    if loss is None:
+        return True
+    position = run.train.index.get_loc(row)
+    after = loss.iloc[position:].dropna()
+    before = loss.iloc[max(0, position - len(after)):position].dropna()
+    if before.empty or after.empty:
+        return True
+    positive = run.curve("train_loss")
+    untrained = reference_level(run, positive[positive > 0]) if (positive > 0).any() else math.inf
+    level = float(after.median())
+    return level <= (1 + MIN_DROP) * float(before.median()) and level <= (1 - MIN_DROP) * untrained
 
 
 def _has_gradient(run, key: str) -> bool:
