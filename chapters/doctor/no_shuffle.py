@@ -92,7 +92,9 @@ from chapters.doctor.signals import curve
 
 MIN_CORRELATION = {8: 0.8, 4: 0.98}  # one-sided p of about 1 % for 8 and for 4 independent points
 CHANCE = 0.01  # the same 1 % for a record-by-record comparison (min_correlation)
-FINE = 12  # records per epoch from which the shape is also compared record by record (class blocks)
+FINE = 8  # records per epoch from which the shape is also compared record by record (class blocks; 12 until
+# 2026-12-03, when ten records an epoch of two outside transformers reading grouped strings in file order
+# blurred in 8 bins; from 4 records a record-by-record comparison named 5 healthy runs)
 MIN_SHARE = 0.1
 MIN_EPOCHS = 4  # epochs' worth of records: two even and two odd, so neither half rests on one epoch
 MIN_ACF = 0.5
