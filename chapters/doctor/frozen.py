@@ -4,8 +4,9 @@ Statistic: per-group update ratio ``update_ratio/<group>`` (||dw|| / ||w|| of a 
 gradient norm ``grad_norm/<group>``. Threshold: a group at exactly 0 (below ``ZERO``) in at least 90 % of
 its records while another group moves -- or at exactly 0 from some record to the end, over a quarter of its
 records at least, while two groups or more move and the loss carries on below the untrained level
-(:func:`_zero_since`, :func:`_loss_carried_on`: frozen from mid-run, 2026-12-03). Without per-group keys: ``trainable_params < total_params`` in
-``run_start`` by at least ``MIN_FROZEN_SHARE`` (1 %) of the parameters -- weaker evidence, since freezing is sometimes intended (fine-tuning). Why it matters: a
+(:func:`_zero_since`, :func:`_loss_carried_on`: frozen from mid-run, 2026-12-03). Without per-group keys:
+``trainable_params < total_params`` in ``run_start`` by at least ``MIN_FROZEN_SHARE`` (1 %) of the
+parameters -- weaker evidence, since freezing is sometimes intended (fine-tuning). Why it matters: a
 frozen token embedding (``requires_grad=False``, a forgotten freeze from fine-tuning code, or parameters
 left out of the optimizer's groups) still trains "a bit" through the other layers, so the loss curve alone
 only looks slow; the update ratio shows 0 at once.
@@ -96,7 +97,7 @@ def _loss_carried_on(run, row) -> bool:
     them get exactly no gradient and no update from then on -- but the loss goes back to ln K with them
     (``loss_plateau``), or blew up first (``divergence``). A group frozen by a bug leaves the loss where
     the rest of the model can take it -- below the untrained level (:func:`signals.reference_level`) by
-    ``MIN_DROP``, where a network that died at its first steps sits (about ln K) with its layers still.)"""
+    ``MIN_DROP``, where a network that died at its first steps sits, about ln K, with its layers still."""
     loss = run.train["train_loss"] if "train_loss" in run.train else None
     if loss is None:
         return True

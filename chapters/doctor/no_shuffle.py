@@ -15,8 +15,8 @@ noise, and cleared that on noisy healthy runs), a shape that explains at least `
 records per bin fit noise too), and twice that, and at least ``MIN_EPOCHS`` epochs. (Beyond, since
 2026-12-03: compared record by record, 58 bins of a shuffled recommender's 13 epochs explained 10 % of the
 variance, 4 % of it chance's -- a shape real to the test but a sixteenth of the loss's noise, which no
-reshuffling would change; the class-sorted and file-order runs it names explain 13-90 % beyond chance.) Why split halves: a random shape can
-look periodic once; the same shape in two independent sets of epochs is not noise. Unless the log was
+reshuffling would change; the class-sorted and file-order runs it names explain 13-90 % beyond chance.)
+Why split halves: a random shape can look periodic once; the same shape in two independent sets of epochs is not noise. Unless the log was
 smoothed: when consecutive detrended records are nearly equal (lag-1 autocorrelation at least
 ``SMOOTH_RESIDUAL``, 0.9 -- a loss logged as a moving average, where raw batch noise gives about 0), what
 the rolling mean leaves of a steep trend is the same slope in every epoch, and it passes both tests. Then
