@@ -48,20 +48,19 @@ def check(run) -> list[Finding]:
             continue  # too few groups; or updates fading layer by layer to nothing: vanishing gradients
         table = run.train[keys].astype(float)
         zero_share = (table.abs() < ZERO).sum() / table.notna().sum().replace(0, np.nan)
-        since = {k: _zero_since(table[k].dropna()) for k in keys}
+        always = {k for k in keys if zero_share.get(k, 0) >= 0.9}  # frozen from the start
+        since = {k: _zero_since(table[k].dropna()) for k in keys if k not in always}
         since = {k: row for k, row in since.items() if row is not None and _loss_carried_on(run, row)}
-        frozen = [k for k in keys if (zero_share.get(k, 0) >= 0.9 or k in since)
-                  and not _has_gradient(run, k)]
+        frozen = [k for k in keys if (k in always or k in since) and not _has_gradient(run, k)]
         moving = [k for k in keys if k not in frozen and (table[k].abs() > ZERO).any()]
         if len(moving) < 2:  # a network that died leaves one group learning, the head's bias (the prior)
-            frozen = [k for k in frozen if zero_share.get(k, 0) >= 0.9]
+            frozen = [k for k in frozen if k in always]
         if frozen and moving:
             first = frozen[0]
-            row = table[first].notna().idxmax() if zero_share.get(first, 0) >= 0.9 else since[first]
+            row = table[first].notna().idxmax() if first in always else since[first]
             step = int(run.train.loc[row, "step"])
             names = ", ".join(k.split("/", 1)[1] for k in frozen)
-            when = f"in {zero_share[first]:.0%} of records" if zero_share.get(first, 0) >= 0.9 else \
-                f"from step {step} to the end"
+            when = f"in {zero_share[first]:.0%} of records" if first in always else f"from step {step} to the end"
             return [_finding(0.9, step, f"{prefix} is 0 for {names} {when} while {moving[0].split('/', 1)[1]} "
                                         "moves")]
     total, trainable = run.info("total_params"), run.info("trainable_params")
@@ -98,9 +97,9 @@ def _loss_carried_on(run, row) -> bool:
     (``loss_plateau``), or blew up first (``divergence``). A group frozen by a bug leaves the loss where
     the rest of the model can take it -- below the untrained level (:func:`signals.reference_level`) by
     ``MIN_DROP``, where a network that died at its first steps sits, about ln K, with its layers still."""
-    loss = run.train["train_loss"] if "train_loss" in run.train else None
-    if loss is None:
+    if "train_loss" not in run.train:
         return True
+    loss = run.train["train_loss"]
     position = run.train.index.get_loc(row)
     after = loss.iloc[position:].dropna()
     before = loss.iloc[max(0, position - len(after)):position].dropna()

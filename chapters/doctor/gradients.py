@@ -116,7 +116,7 @@ def _explosion(run) -> list[Finding]:
             continue  # grew from a tiny start to a level it keeps while the loss kept falling (_woke_up)
             # -- a hundredfold over three records is a spike, not a wake-up
         if worst is None or peak / base > worst[0]:
-            worst = (peak / base, key, int(step), base, peak, _led_by(run, norms, len(baseline), base, int(step)))
+            worst = (peak / base, key, int(step), base, peak, norms, len(baseline))
     loss_ok = ~(run.nonfinite["train_loss"] | run.nonfinite["val_loss"])
     written_inf = run.nonfinite["grad_norm"] & loss_ok
     if written_inf.any() and not skipped_steps(run):
@@ -126,7 +126,8 @@ def _explosion(run) -> list[Finding]:
                                                 "loss is still finite")]
     if worst is None:
         return []
-    ratio, key, step, base, peak, led_by = worst
+    ratio, key, step, base, peak, norms, first = worst
+    led_by = _led_by(run, norms, first, base, step)  # for the worst key only: the one the finding names
     return [_explode_finding(step, confidence(0.72, ratio / EXPLODE),
                              f"{key} grew from a baseline of {base:.3g} to {peak:.3g} (x{ratio:.0f}), "
                              f"above x{EXPLODE:.0f} from step {step}" +

@@ -16,22 +16,22 @@ records per bin fit noise too), and twice that, and at least ``MIN_EPOCHS`` epoc
 2026-12-03: compared record by record, 58 bins of a shuffled recommender's 13 epochs explained 10 % of the
 variance, 4 % of it chance's -- a shape real to the test but a sixteenth of the loss's noise, which no
 reshuffling would change; the class-sorted and file-order runs it names explain 13-90 % beyond chance.)
-Why split halves: a random shape can look periodic once; the same shape in two independent sets of epochs is not noise. Unless the log was
-smoothed: when consecutive detrended records are nearly equal (lag-1 autocorrelation at least
-``SMOOTH_RESIDUAL``, 0.9 -- a loss logged as a moving average, where raw batch noise gives about 0), what
-the rolling mean leaves of a steep trend is the same slope in every epoch, and it passes both tests. Then
-the shape must also repeat, with the same correlation, in the record-to-record *differences*: a leftover
-slope is flat there, while a shape the data order draws (a jump at each block's start) still shows.
-Measured on constructed shapes logged as moving averages (``bench/doctor_shapes.py --habit ema --seeds
-60``): false alarms 29 -> 6 of 720 healthy runs, top-1 293 -> 294 of 360 faulty ones; as written, 335 ->
-336 (no finding lost); families seeds 4-13 as moving averages 642 -> 650/810, false alarms 17 -> 14/300;
-no finding changed on 4,660 other cached logs (families as written and relogged, labelled runs). The statistic
-is public, :func:`epoch_shape` (a loss series and its epoch length in, an :class:`EpochShape` out): it is
-the course's one periodicity statistic, which exercise 05's judge uses too. Fourteenth pass (2026-12-02), logs
-from code written by others (``bench/doctor_outside.py``, logs that show their fault): sets A + B no_shuffle
-16/17, three overfitting runs no longer ``no_shuffle`` (:func:`_memorising`); the held-out set C 7/7 -> 6/7
-(sorted data that also memorised is now ``overfitting``), and 3 of its 22 healthy runs ``no_shuffle``:
-reshuffled data rising through each epoch with val only 1.1-1.2x train.
+Why split halves: a random shape can look periodic once; the same shape in two independent sets of epochs is
+not noise. Unless the log was smoothed: when consecutive detrended records are nearly equal (lag-1
+autocorrelation at least ``SMOOTH_RESIDUAL``, 0.9 -- a loss logged as a moving average, where raw batch noise
+gives about 0), what the rolling mean leaves of a steep trend is the same slope in every epoch, and it passes
+both tests. Then the shape must also repeat, with the same correlation, in the record-to-record *differences*:
+a leftover slope is flat there, while a shape the data order draws (a jump at each block's start) still shows.
+Measured on constructed shapes logged as moving averages (``bench/doctor_shapes.py --habit ema --seeds 60``):
+false alarms 29 -> 6 of 720 healthy runs, top-1 293 -> 294 of 360 faulty ones; as written, 335 -> 336 (no
+finding lost); families seeds 4-13 as moving averages 642 -> 650/810, false alarms 17 -> 14/300; no finding
+changed on 4,660 other cached logs (families as written and relogged, labelled runs). The statistic is public,
+:func:`epoch_shape` (a loss series and its epoch length in, an :class:`EpochShape` out): it is the course's
+one periodicity statistic, which exercise 05's judge uses too. Fourteenth pass (2026-12-02), logs from code
+written by others (``bench/doctor_outside.py``, logs that show their fault): sets A + B no_shuffle 16/17,
+three overfitting runs no longer ``no_shuffle`` (:func:`_memorising`); the held-out set C 7/7 -> 6/7 (sorted
+data that also memorised is now ``overfitting``), and 3 of its 22 healthy runs ``no_shuffle``: reshuffled data
+rising through each epoch with val only 1.1-1.2x train.
 
 The epoch comes from ``run_start.steps_per_epoch``, fractional ``epoch`` values, or epoch changes. Records
 need not fill every phase in every epoch: with a logging interval that does not divide the epoch, the

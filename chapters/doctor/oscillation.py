@@ -184,7 +184,7 @@ def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
 def swings(loss: pd.Series) -> tuple[pd.Series, float, float]:
     """The run after its first 5 % (at least one record), its per-record scale of log-loss swings
     (:func:`signals.noise_scale`), and its second half's median loss."""
-    body = loss.iloc[max(1, len(loss) // 20):]
+    body = signals.after_start(loss)
     return body, noise_scale(np.log(body)), float(body.iloc[len(body) // 2:].median())
 
 

@@ -65,7 +65,7 @@ MIN_RECORDS = 5
 GAVE_BACK = 0.8
 DEAD_GRADIENT = 0.5
 FLAT = 0.1  # per-record log-loss noise of a dead network: its batches only differ in their labels
-CONSTANT = 0.02  # ... and of one at a raised learning rate, where a live network is thrown about (_killed_by_raised_lr)
+CONSTANT = 0.02  # ... and at a raised learning rate, where a live network is thrown about (_killed_by_raised_lr)
 DEAD_CALM = 0.25  # without gradient norms: that noise at most a quarter of the live network's (loss_calmed)
 MIN_EVALS = 5  # evaluations, for val_still_falling: a Mann-Kendall trend of 5 can reach the 5 % level
 TREND_Z = 1.96
@@ -111,7 +111,7 @@ def check(run) -> list[Finding]:
     if floor is not None:
         evidence += f"; the loss floor is {floor:.4g}"
     score = confidence(0.5, MIN_DROP / max(drop, 1e-3))
-    if noise_scale(np.log(loss.iloc[max(1, len(loss) // 20):])) >= signals.THRASH:
+    if noise_scale(np.log(signals.after_start(loss))) >= signals.THRASH:
         # Swinging 10 % or more from record to record, the weights move a lot: not steps too small. Stuck all
         # the same, but the base confidence only, so that oscillation's thrashing comes first (an outside
         # recommender at SGD 1.0, batch 2: 25 % swings around ln 2 with a floor of 0.43 was loss_plateau).
@@ -255,11 +255,13 @@ def _killed_by_raised_lr(run, loss: pd.Series, reference: float, step: int, end:
     at 30-3,000x their rate: 0.6-1.1 % per record)."""
     if thrown_above(run, loss, reference, step) or calm > CONSTANT:
         return None
-    jump = float(positive_lr(run).loc[step:].median() / positive_lr(run).loc[:step].iloc[:-1].median())
-    return (int(step), 0.8, f"the learning rate rose x{jump:.0f} at step {int(step)} and the train loss went back to "
-                            f"{end:.4g} (an untrained model scores {reference:.4g}) and sits there, constant to "
-                            f"{np.expm1(calm):.1%} per record: the network predicts the same for every input -- "
-                            "the raised rate's first updates switched every unit off, and no rate revives it")
+    lr = positive_lr(run)
+    jump = float(lr.loc[step:].median() / lr.loc[:step].iloc[:-1].median())
+    return (int(step), 0.8, f"the learning rate rose x{jump:.0f} at step {int(step)} and the train loss went "
+                            f"back to {end:.4g} (an untrained model scores {reference:.4g}) and sits there, "
+                            f"constant to {np.expm1(calm):.1%} per record: the network predicts the same for "
+                            "every input -- the raised rate's first updates switched every unit off, and no rate "
+                            "revives it")
 
 
 def thrown_above(run, loss: pd.Series, reference: float, step: int) -> bool:

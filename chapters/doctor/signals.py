@@ -156,6 +156,12 @@ def tail(values: pd.Series, fraction: float = 0.1, least: int = 3) -> pd.Series:
     return values.iloc[-max(least, int(len(values) * fraction)):]
 
 
+def after_start(loss: pd.Series) -> pd.Series:
+    """The run after its first 5 % (at least one record): where a swing is measured, the untrained start
+    -- the steepest records of any run -- left out (:func:`oscillation.swings`, :func:`plateau.check`)."""
+    return loss.iloc[max(1, len(loss) // 20):]
+
+
 def first_sustained(mask: pd.Series, length: int) -> int | None:
     """Index label where ``mask`` first stays True for ``length`` consecutive points, else None."""
     flags = mask.to_numpy(dtype=bool)
