@@ -1561,3 +1561,16 @@ def test_a_loss_a_raised_learning_rate_sent_back_to_ln_k_is_a_dead_network_only_
     # by the raised rate: divergence, as before.
     rng = np.random.default_rng(97)
     assert ramped_back_to_ln_k(tmp_path, math.log(6) * np.exp(rng.normal(0, swing, 60)))[:1] == [want]
+
+
+@pytest.mark.parametrize("first_units, plateau", [(1.0, True), (8.0, False)])
+def test_an_unlucky_first_batch_is_no_start_a_stuck_run_fell_from(tmp_path, first_units, plateau):
+    # A learning rate far too small, no class count declared: the loss swings +-20 % per record around 2.0
+    # and goes nowhere. A first record one noise unit above the rest is one of those batches, not an untrained
+    # level the run fell from (an outside MLP at LR 1e-7: first record 3.0, the rest about 2.4; its median
+    # "20 % lower" read as learning). Eight units above, the first record is the untrained loss and the run
+    # fell from it at once: learned.
+    rng = np.random.default_rng(98)
+    loss = 2.0 * np.exp(rng.normal(0, 0.2, 400))
+    loss[0] = 2.0 * math.exp(first_units * 0.2)
+    assert ("loss_plateau" in labels(write_log(tmp_path, records(loss)))) == plateau

@@ -4,8 +4,9 @@ Never learned. Statistic: relative drop of the smoothed train loss, from the unt
 (:func:`signals.reference_level`: ln V / ln K when declared, else the first record -- or the smoothed
 curve's first value when higher: a first record from a lucky small batch would make any run look as if it
 never fell) to its best smoothed value. Threshold: less than ``MIN_DROP``, or less than ``NOISE_UNITS`` of the
-smoothed curve's noise (:func:`learned`). With a known ``loss_floor`` we
-also accept a run that started near the floor (nothing left to learn) as healthy. Why: any working setup
+smoothed curve's noise (:func:`learned`); the start is the first window's median instead when the first
+record is no further above it than the run's own noise explains (:func:`opening_level`). With a known
+``loss_floor`` we also accept a run that started near the floor (nothing left to learn) as healthy. Why: any working setup
 cuts a random model's loss by far more than 10 % within a few hundred steps; a flat line means the updates
 are too small (learning rate 100-1000x too low), the network is dead, or the labels carry no signal (a label
 bug). A run whose records swing too wildly for its best to mean anything has learned when its *median*
@@ -73,6 +74,8 @@ STILL_FALLING = MIN_DROP / 2
 FROZEN = 1e-3  # log val loss moving less than 0.1 % from one evaluation to the next: the model stands still
 FROZEN_EVALS = 4  # evaluations in a row, at the end, that stood still (three steps between them)
 LATE_START = 50  # steps: a first record averaging more than this already holds the steepest descent
+OPENING_UNITS = 3.0  # a first record this close to the opening median is one batch of it (opening_level)
+OPENING_RECORDS = 5  # ... a median of fewer records (a run of under ~110) is too rough a start to replace it
 LIVE_LR = 0.5  # the learning rate there at least half its peak: a schedule did not stop the training
 LESSON = "docs/doctor.md#loss_plateau"
 FIX = ("raise the learning rate (LR range test), check that labels match inputs and that activations are not "
@@ -102,7 +105,7 @@ def check(run) -> list[Finding]:
         return []
     if floor is not None and best <= floor * 1.1 + 0.02:
         return []  # at the floor: converged, not stuck
-    start = max(start, float(loss.iloc[:window_for(len(loss))].median()))  # a lucky first batch is no start
+    start = opening_level(run, loss, start)
     drop = (start - best) / start
     if learned(loss, start, best) or val_still_falling(run):
         return []
@@ -120,6 +123,27 @@ def check(run) -> list[Finding]:
                     fix=FIX,
                     experiment="overfit one batch: 100 steps on a single batch must drive its loss near 0",
                     lesson=LESSON)]
+
+
+def opening_level(run, loss: pd.Series, reference: float) -> float:
+    """Where the run started: the reference, or the median of the first smoothing window when higher (a
+    lucky first batch is no start) -- and, without a declared class count, that median also when the first
+    record is above it by less than ``OPENING_UNITS`` of the run's per-record noise (an unlucky first batch
+    is no start either).
+
+    Why both ways: the first record is one batch. A learning rate 10^7 too small leaves a hand-written MLP's
+    loss where it began, swinging 0.9-3.8 per record around 2.4 -- and a first batch at 3.0 made its median
+    "20 % lower" than its start (a learning run) while its fixed validation set moved 0.5 % in 1,240 steps
+    (an independent set, 2026-12-03). A first record that is the untrained level stands far above the records
+    after it (a run logged every 50 steps: 2.3, then 0.9), many noise units away, and stays the start."""
+    window = loss.iloc[:window_for(len(loss))]
+    opening = float(window.median())
+    if declared(run) or len(window) < OPENING_RECORDS:
+        return max(reference, opening)
+    noise = noise_scale(np.log(signals.after_start(loss)))
+    if math.log(float(loss.iloc[0]) / opening) <= OPENING_UNITS * noise:
+        return opening
+    return max(reference, opening)
 
 
 def learned(loss: pd.Series, start: float, best: float) -> bool:
