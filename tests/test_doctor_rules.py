@@ -1574,3 +1574,34 @@ def test_an_unlucky_first_batch_is_no_start_a_stuck_run_fell_from(tmp_path, firs
     loss = 2.0 * np.exp(rng.normal(0, 0.2, 400))
     loss[0] = 2.0 * math.exp(first_units * 0.2)
     assert ("loss_plateau" in labels(write_log(tmp_path, records(loss)))) == plateau
+
+
+@pytest.mark.parametrize("val_falls, want", [(False, "divergence"), (True, None)])
+def test_a_loss_thrown_up_before_its_second_record_and_thrashing_there_has_diverged(tmp_path, val_falls, want):
+    # No class count: the first record (0.8) is the only level from before the jump. After it the loss
+    # thrashes between 3 and 60 (+-100 % per record), so its own noise would put any rise limit at thousands
+    # of times the first record -- but 95 % of the 400 records after it are above 1.5 x it, which one batch of
+    # the same run would manage one time in twenty (an outside RBF net at SGD 4.2: "healthy"/"oscillation").
+    # With the validation loss falling steadily the run is learning: a lucky first batch, not a blow-up.
+    rng = np.random.default_rng(99)
+    loss = np.concatenate([[0.8], 15 * np.exp(rng.normal(0, 0.9, 400))])
+    val = np.linspace(9.0, 3.0, 10) if val_falls else 15 * np.exp(np.tile([0.5, -0.5], 5) * rng.uniform(0.5, 1, 10))
+    rows = sorted(records(loss) + evals(val, every=400), key=lambda r: r["step"])
+    found = labels(write_log(tmp_path, rows))
+    assert (found[:1] or [None]) == [want]
+
+
+@pytest.mark.parametrize("still_falling, plateau", [(False, True), (True, False)])
+def test_a_calm_loss_sitting_far_above_its_floor_is_a_plateau_whatever_it_fell_from(tmp_path, still_falling,
+                                                                                     plateau):
+    # A learning rate far too high threw the loss to 1,200 before its first record; every unit died and the
+    # loss sits at ln 6 (1.79), calm (1 % per record), 3.7 x the declared floor, and so does the validation
+    # loss (an outside CNN: "healthy", its fall from 1,200 read as learning). A live run that far above its
+    # floor still comes down: the same run falling slowly towards 1.2 is learning.
+    rng = np.random.default_rng(100)
+    level = np.linspace(1.79, 1.2, 60) if still_falling else np.full(60, 1.79)
+    loss = np.concatenate([[1200.0], level * np.exp(rng.normal(0, 0.01, 60))])
+    val = level[5::7] * np.exp(rng.normal(0, 0.005, 8))
+    rows = sorted(records(loss) + evals(val, every=70), key=lambda r: r["step"])
+    found = labels(write_log(tmp_path, rows, start={"loss_floor": 0.486}))
+    assert ("loss_plateau" in found) == plateau

@@ -53,7 +53,7 @@ from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.oscillation import fell_back, thrashing
 from chapters.doctor.plateau import GAVE_BACK, MIN_DROP, dead_network, relapse
-from chapters.doctor.reference import RISE, declared, rise_limit
+from chapters.doctor.reference import LOW_SHARE, RISE, declared, rise_limit, rose_past_first
 from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump, positive_lr
 from chapters.doctor.signals import blew_up, first_sustained, reference_level, smooth, window_for
 
@@ -95,6 +95,13 @@ def check(run) -> list[Finding]:
         return [_finding(run, smoothed, step, window, confidence(0.7, peak / (RISE * start)),
                          f"train loss rose from {start:.4g} at the start to {peak:.4g} (x{peak / start:.1f}) "
                          f"and stayed above x{RISE} from step {step}")]
+    if rose_past_first(run, loss) and not fell_back(loss, smoothed, start):
+        level = float(loss.iloc[1:].quantile(LOW_SHARE))
+        return [_finding(run, smoothed, int(loss.index[1]), window, confidence(0.7, level / (RISE * start)),
+                         f"train loss went from {start:.4g} at the first record to a median of "
+                         f"{float(loss.iloc[1:].median()):.4g}, and {1 - LOW_SHARE:.0%} of the records after the "
+                         f"first stayed above {level:.4g} (x{level / start:.1f}): the run was thrown up at once "
+                         "and never came back")]
     thrown = thrown_back(run, loss, start)
     if thrown is not None:
         step, level, back, jump = thrown

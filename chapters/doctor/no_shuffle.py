@@ -88,6 +88,7 @@ import numpy as np
 import pandas as pd
 
 from chapters.doctor.findings import Finding, confidence
+from chapters.doctor.reference import rose_past_first
 from chapters.doctor.signals import curve
 
 MIN_CORRELATION = {8: 0.8, 4: 0.98}  # one-sided p of about 1 % for 8 and for 4 independent points
@@ -134,6 +135,8 @@ def check(run) -> list[Finding]:
             return []  # a smoothed curve's leftover trend, not a shape the data order draws
     if "lr" in frame and _follows_schedule(frame["lr"].to_numpy(dtype=float), phase, epoch, shape):
         return []  # the learning rate draws the same shape every epoch (warm restarts each epoch)
+    if rose_past_first(run, run.curve("train_loss")):
+        return []  # thrown far up at once, cycling up there (a learning rate too high): divergence's
     if _memorising(run, log_loss, phase, epoch, shape):
         return []  # the staircase of a model that knows its training examples by heart: overfitting's
     how = "a period found in the data" if found else "the declared epoch"

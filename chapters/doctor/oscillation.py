@@ -92,7 +92,7 @@ import pandas as pd
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.plateau import MIN_DROP, relapse
-from chapters.doctor.reference import RISE, declared, log_noise, rise_limit
+from chapters.doctor.reference import RISE, declared, log_noise, rise_limit, rose_past_first
 from chapters.doctor.schedule import climb_start, lr_ever_raised, lr_raised
 from chapters.doctor.signals import first_sustained, noise_scale, reference_level, smooth, tail, window_for
 
@@ -197,7 +197,8 @@ def rose_from_first(run, loss: pd.Series, level: float) -> bool:
     after the jump). A run that stays far above it has diverged, however much it swings up there. In noise
     units because the first record is one batch: on a run swinging +-50 % a lucky first batch can score a
     third of the rest, and a run that thrashes around that level has not risen."""
-    return level >= rise_limit(run, loss, float(loss.iloc[0]))
+    return level >= rise_limit(run, loss, float(loss.iloc[0])) or \
+        rose_past_first(run, loss)
 
 
 def val_moves(run) -> bool:
@@ -242,8 +243,8 @@ def val_thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
     and its median there still at least ``STUCK`` x the untrained reference (the run did not learn) -- or
     the training loss thrashes wildly beside it (:func:`wild_and_stuck`)."""
     val = signals.val_losses(run)
-    if len(val) < MIN_EVALS:
-        return []
+    if len(val) < MIN_EVALS or rose_past_first(run, loss):
+        return []  # too few evaluations; or thrown up at once and thrashing up there: divergence
     late = np.log(val.iloc[len(val) // 2:])
     swing, trend = noise_scale(late), signals.trend_z(late)
     level = float(np.exp(late.median()))

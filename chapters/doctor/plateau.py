@@ -76,6 +76,7 @@ FROZEN_EVALS = 4  # evaluations in a row, at the end, that stood still (three st
 LATE_START = 50  # steps: a first record averaging more than this already holds the steepest descent
 OPENING_UNITS = 3.0  # a first record this close to the opening median is one batch of it (opening_level)
 OPENING_RECORDS = 5  # ... a median of fewer records (a run of under ~110) is too rough a start to replace it
+FAR_ABOVE = 1.5  # x the loss floor: a calm run sitting there has stopped short (stuck_above_floor)
 LIVE_LR = 0.5  # the learning rate there at least half its peak: a schedule did not stop the training
 LESSON = "docs/doctor.md#loss_plateau"
 FIX = ("raise the learning rate (LR range test), check that labels match inputs and that activations are not "
@@ -107,11 +108,16 @@ def check(run) -> list[Finding]:
         return []  # at the floor: converged, not stuck
     start = opening_level(run, loss, start)
     drop = (start - best) / start
-    if learned(loss, start, best) or val_still_falling(run):
-        return []
+    stuck = stuck_above_floor(run, loss)
+    if stuck is None and (learned(loss, start, best) or val_still_falling(run)):
+        return []  # (stuck: whatever it fell from -- a blow-up before its first records -- it sits now)
     evidence = (f"train loss went from {start:.4g} to at best {best:.4g} ({drop:.1%} lower) over "
                 f"{int(loss.index[-1] - loss.index[0])} steps")
-    if floor is not None:
+    if stuck is not None:
+        evidence = (f"after its first quarter the train loss sits at {stuck:.1f} x the loss floor {floor:.4g}, "
+                    "calm and with no downward trend, and so does the validation loss: the run stopped "
+                    "learning far from what the data allows")
+    elif floor is not None:
         evidence += f"; the loss floor is {floor:.4g}"
     score = confidence(0.5, MIN_DROP / max(drop, 1e-3))
     if noise_scale(np.log(signals.after_start(loss))) >= signals.THRASH:
@@ -144,6 +150,35 @@ def opening_level(run, loss: pd.Series, reference: float) -> float:
     if math.log(float(loss.iloc[0]) / opening) <= OPENING_UNITS * noise:
         return opening
     return max(reference, opening)
+
+
+def stuck_above_floor(run, loss: pd.Series) -> float | None:
+    """With a declared ``loss_floor``: the train loss's level over its last three quarters as a multiple of
+    the floor, when that level is at least ``FAR_ABOVE`` (1.5) x the floor, the loss there is calm (per-record
+    noise of the log loss below ``signals.THRASH``) with no downward trend (Mann-Kendall z above
+    -``TREND_Z``), and the validation loss (at least ``MIN_EVALS`` evaluations) ends that far above the floor
+    too with no downward trend after its first quarter; else None.
+
+    Why: "fell from its start" cannot tell a stuck run whose *first record* was the blow-up -- a learning rate
+    far too high threw the loss to 1,200 before it was first logged, and every unit died; the loss then sat at
+    ln 6 for the rest of the run, 3.8 x the floor (independent set, 2026-12-03: "healthy", its fall from
+    1,200 read as learning). The floor says where the run should be heading. A live run that far from it
+    still comes down -- slowly, noisily, but a Mann-Kendall test on a few hundred records sees the trend
+    (every healthy outside run that far above its floor, 17 of them, trended down at z -2.5 to -13.7) -- or
+    swings about (``oscillation``); one that sits there calm with no trend is getting nowhere."""
+    floor = run.info("loss_floor")
+    val = signals.val_losses(run)
+    if floor is None or floor <= 0 or len(val) < MIN_EVALS:
+        return None
+    settled = loss.iloc[len(loss) // 4:]
+    level = float(settled.median())
+    if level < FAR_ABOVE * floor or float(val.iloc[-3:].median()) < FAR_ABOVE * floor:
+        return None
+    if noise_scale(np.log(settled)) >= signals.THRASH or signals.trend_z(np.log(settled)) <= -TREND_Z:
+        return None
+    if signals.trend_z(np.log(val.iloc[len(val) // 4:])) <= -TREND_Z:
+        return None
+    return level / floor
 
 
 def learned(loss: pd.Series, start: float, best: float) -> bool:

@@ -20,6 +20,10 @@ from chapters.doctor import signals
 from chapters.doctor.signals import noise_scale, window_for
 
 RISE = 1.5  # the least factor above the reference that counts as risen, however smooth the run
+LOW_SHARE = 0.05  # rose_past_first: the run's low records -- its lowest 5 % -- all above the first one
+RANKED_RECORDS = 20  # ... over at least this many records: the first one below all 19 others by chance is 1 in 20
+TREND_Z = 1.96  # a validation loss trending down at the 5 % level: the run is learning
+TREND_EVALS = 5  # the fewest evaluations whose Mann-Kendall trend can reach that level
 
 
 def declared(run) -> bool:
@@ -39,3 +43,26 @@ def rise_limit(run, loss: pd.Series, reference: float) -> float:
     """The level a smoothed loss must pass to count as risen above ``reference``: ``RISE`` x the reference,
     or more on a noisy run -- ``NOISE_UNITS`` x the noise of the comparison (:func:`log_noise`)."""
     return reference * max(RISE, signals.factor(signals.NOISE_UNITS * log_noise(run, loss)))
+
+
+def rose_past_first(run, loss: pd.Series) -> bool:
+    """Without a declared class count: is the first record below the ``LOW_SHARE`` quantile of all the
+    records after it by ``RISE`` or more (over at least ``RANKED_RECORDS`` records)?
+
+    A rank test, for the runs whose noise defeats :func:`rise_limit`. A learning rate far too high throws
+    the loss up before the second record, and it then thrashes up there: an RBF regression at SGD 4.2 went
+    0.69 -> 25 and swung 3-60 ever after, so its own noise (about 100 % per record) put the rise limit at
+    thousands of times the first record -- "not risen" -- while 95 % of its 400 records were above 1.3 x the
+    first. If the first record were one batch of that run like any other, it would sit below nineteen in
+    twenty of them only one time in twenty, and a factor of 1.5 below them far more rarely; a healthy run's
+    first record is its *highest* (untrained) level. On ~1,400 cached healthy logs the first record was
+    that far below the rest once: an MC-dropout regression at batch 4 whose first batch drew 0.03 and the
+    rest 0.07-0.8 -- its validation loss falling steadily all run. So a validation loss with a downward
+    trend (Mann-Kendall z at most -``TREND_Z``, the 5 % level, over at least ``TREND_EVALS`` evaluations)
+    says the run is learning, and this test says no."""
+    if declared(run) or len(loss) < RANKED_RECORDS:
+        return False
+    if float(loss.iloc[1:].quantile(LOW_SHARE)) < RISE * float(loss.iloc[0]):
+        return False
+    val = signals.val_losses(run)
+    return len(val) < TREND_EVALS or signals.trend_z(np.log(val)) > -TREND_Z
