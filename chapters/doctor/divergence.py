@@ -123,11 +123,11 @@ def check(run) -> list[Finding]:
 def straight_to_nan(run, loss, exploded: int, sustained: int) -> bool:
     """Did the loss go non-finite fewer than ``sustained`` finite records after it blew up at ``exploded``?
 
-    Why: the label vocabulary's ``divergence`` is a loss that climbs *without going non-finite*. A run that
-    climbed for a stretch and then overflowed diverged first, and that is the finding to lead with (the NaN
-    is where it ended: ``rules.CONSEQUENCES``); one that leapt from its level to NaN within a record or two
-    never showed a climb to read -- the NaN is what the log shows, and ``nan_loss`` names the LR jump before
-    it. Two outside authors, labelling logs of their own (an SGD momentum run whose LR rose 100x: one
+    Why: the label vocabulary's ``divergence`` is a loss that climbs *without going non-finite*, so once the
+    loss is NaN, ``nan_loss`` leads (``rules.CONSEQUENCES`` does not make it divergence's symptom). A run
+    that climbed for a stretch before it overflowed has a climb worth reporting beside it, with the LR jump
+    that started it; one that leapt from its level to NaN within a record or two showed no climb to read --
+    the NaN is all the log shows, and ``nan_loss`` names the LR jump before it. Two outside authors, labelling logs of their own (an SGD momentum run whose LR rose 100x: one
     record at 1.7e16, then NaN; a Huber regression thrown to 5e4 for one record), called both ``nan_loss``."""
     first_nan = [s for s in run.nonfinite_steps(("train_loss",)) if s >= exploded]
     return bool(first_nan) and int((loss.index >= exploded).sum() - (loss.index >= first_nan[0]).sum()) < sustained

@@ -10,8 +10,10 @@ the step.
 
 The evidence names what the log shows just before: the last finite loss, the LR, and an LR that rose
 several-fold in the two records before the NaN (:mod:`chapters.doctor.schedule`) -- the usual cause. A loss
-that climbed far above the untrained level before it overflowed is a ``divergence`` that ended in NaN, and
-the ranking lists that finding first (``rules.CONSEQUENCES``).
+that climbed far above the untrained level before it overflowed has a ``divergence`` finding too, listed
+after this one: the label vocabulary's divergence is a climb *without* going non-finite, and once the loss
+is NaN that is what the run shows (until 2026-12-03 the climb came first; every outside author who
+labelled such a run called it ``nan_loss``).
 """
 
 from __future__ import annotations

@@ -26,12 +26,14 @@ RULES = [nan, oom, leakage, frozen, no_shuffle, gradients, divergence, overfitti
 # loss left, which no shuffling or gradient pattern explains).
 CONSEQUENCES = {
     "grad_explosion": {"divergence", "oscillation"},
-    # a loss thrown far above the untrained level overflows in the end (the NaN is where the divergence
-    # ended), and one huge update switches every ReLU off, so no gradient reaches the layers below: zero
-    # gradients that look like a freeze; and a loss thrown far out gives some groups gradients orders of
-    # magnitude above the rest, so the others' *share* looks vanishing (an Elman RNN at 300x its LR: its
-    # head at 5e-5 of the recurrent weights' norm of 1e5-1e7, 2026-12-03)
-    "divergence": {"nan_loss", "frozen_parameters", "vanishing_gradients"},
+    # one huge update switches every ReLU off, so no gradient reaches the layers below: zero gradients that
+    # look like a freeze; and a loss thrown far out gives some groups gradients orders of magnitude above the
+    # rest, so the others' *share* looks vanishing (an Elman RNN at 300x its LR: its head at 5e-5 of the
+    # recurrent weights' norm of 1e5-1e7, 2026-12-03). Not nan_loss: a loss that climbed and then overflowed
+    # went non-finite, and the vocabulary's divergence is a climb *without* going non-finite -- the NaN
+    # leads, the climb is listed after it (every outside author labelled such runs nan_loss: 3-19 records of
+    # climbing to 1e27-1e34 before the NaN; called divergence until 2026-12-03)
+    "divergence": {"frozen_parameters", "vanishing_gradients"},
     "vanishing_gradients": {"loss_plateau"},
     "frozen_parameters": {"loss_plateau"},
     "no_shuffle": {"oscillation", "divergence", "overfitting", "grad_explosion", "loss_plateau"},
