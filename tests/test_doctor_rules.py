@@ -1607,3 +1607,20 @@ def test_a_calm_loss_sitting_far_above_its_floor_is_a_plateau_whatever_it_fell_f
     rows = sorted(records(loss) + evals(val, every=70), key=lambda r: r["step"])
     found = labels(write_log(tmp_path, rows, start={"loss_floor": 0.486}))
     assert ("loss_plateau" in found) == plateau
+
+
+@pytest.mark.parametrize("stem_gradient, want", [(7e-15, "vanishing_gradients"), (0.0, "frozen_parameters")])
+def test_a_gradient_of_1e_14_is_vanishing_not_frozen(tmp_path, stem_gradient, want):
+    # A sigmoid stack: the stem's gradient is 1e-14 of the head's, so its update rounds to 0 beside its
+    # weights (an outside CNN, sigmoid, no normalisation: update_ratio/stem 0 in every record). That is a
+    # gradient too small to use -- vanishing. A stem whose gradient is exactly 0 gets none at all: frozen.
+    rng = np.random.default_rng(101)
+    count = 120
+    loss = learning_curve(count, rng, start=math.log(5), end=1.2)
+    head = 0.8 * np.exp(rng.normal(0, 0.1, count))
+    columns = {"grad_norm": head, "grad_norm/stem": np.full(count, stem_gradient),
+               "grad_norm/blocks": 0.06 * head, "grad_norm/head": head,
+               "update_ratio/stem": np.zeros(count), "update_ratio/blocks": np.full(count, 3e-4),
+               "update_ratio/head": np.full(count, 1e-2)}
+    found = labels(write_log(tmp_path, records(loss, **columns), start={"num_classes": 5}))
+    assert found[:1] == [want]

@@ -2,7 +2,7 @@
 
 Statistic: per-group update ratio ``update_ratio/<group>`` (||dw|| / ||w|| of a step) or per-group
 gradient norm ``grad_norm/<group>``. Threshold: a group at exactly 0 (below ``ZERO``) in at least 90 % of
-its records while another group moves -- or at exactly 0 from some record to the end, over a quarter of its
+its records while another group moves (``ZERO``: anything float32 tells from 0 is a gradient) -- or at exactly 0 from some record to the end, over a quarter of its
 records at least, while two groups or more move and the loss carries on below the untrained level
 (:func:`_zero_since`, :func:`_loss_carried_on`: frozen from mid-run, 2026-12-03). Without per-group keys:
 ``trainable_params < total_params`` in ``run_start`` by at least ``MIN_FROZEN_SHARE`` (1 %) of the
@@ -30,7 +30,11 @@ from chapters.doctor.gradients import VANISH_RATIO, updates_vanish
 from chapters.doctor.plateau import MIN_DROP
 from chapters.doctor.signals import group_keys, reference_level
 
-ZERO = 1e-12
+# "Exactly 0": a frozen group's gradient is None (logged 0) and its update is 0. Anything float32 can still
+# tell from 0 is a gradient, however small: a sigmoid stack's first layer gets 1e-14 of the head's norm, and
+# its update rounds to 0 beside its weights -- vanishing, not frozen (a threshold of 1e-12 until 2026-12-03
+# called three such outside runs frozen).
+ZERO = 1e-30
 # From run_start's counts alone, a freeze that matters holds a real share of the model. A handful of
 # non-trainable parameters -- a fixed temperature in a contrastive loss, a constant scale -- is a design
 # choice, not a layer someone forgot to unfreeze: an independent two-tower model with 1 of 14,401
