@@ -1,15 +1,15 @@
 """``frozen_parameters``: part of the model never changes.
 
 Statistic: per-group update ratio ``update_ratio/<group>`` (||dw|| / ||w|| of a step) or per-group
-gradient norm ``grad_norm/<group>``. Threshold: a group at exactly 0 (below ``ZERO``) in at least 90 % of
-its records while another group moves (``ZERO``: anything float32 tells from 0 is a gradient) -- or at exactly 0 from some record to the end, over a quarter of its
-records at least, while two groups or more move and the loss carries on below the untrained level
-(:func:`_zero_since`, :func:`_loss_carried_on`: frozen from mid-run, 2026-12-03). Without per-group keys:
-``trainable_params < total_params`` in ``run_start`` by at least ``MIN_FROZEN_SHARE`` (1 %) of the
-parameters -- weaker evidence, since freezing is sometimes intended (fine-tuning). Why it matters: a
-frozen token embedding (``requires_grad=False``, a forgotten freeze from fine-tuning code, or parameters
-left out of the optimizer's groups) still trains "a bit" through the other layers, so the loss curve alone
-only looks slow; the update ratio shows 0 at once.
+gradient norm ``grad_norm/<group>``. Threshold: a group at exactly 0 (below ``ZERO``: anything float32 tells
+from 0 is a gradient) in at least 90 % of its records while another group moves -- or at exactly 0 from some
+record to the end, over a quarter of its records at least, while two groups or more move and the loss carries
+on below the untrained level (:func:`_zero_since`, :func:`_loss_carried_on`: frozen from mid-run, 2026-12-03).
+Without per-group keys: ``trainable_params < total_params`` in ``run_start`` by at least ``MIN_FROZEN_SHARE``
+(1 %) of the parameters -- weaker evidence, since freezing is sometimes intended (fine-tuning). Why it
+matters: a frozen token embedding (``requires_grad=False``, a forgotten freeze from fine-tuning code, or
+parameters left out of the optimizer's groups) still trains "a bit" through the other layers, so the loss
+curve alone only looks slow; the update ratio shows 0 at once.
 For scale, CS231n's rule of thumb is an update ratio near 1e-3 for a healthy layer.
 
 An update of exactly 0 is also what float32 makes of a step far below a weight's precision: when the

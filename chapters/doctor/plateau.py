@@ -4,9 +4,9 @@ Never learned. Statistic: relative drop of the smoothed train loss, from the unt
 (:func:`signals.reference_level`: ln V / ln K when declared, else the first record -- or the smoothed
 curve's first value when higher: a first record from a lucky small batch would make any run look as if it
 never fell) to its best smoothed value. Threshold: less than ``MIN_DROP``, or less than ``NOISE_UNITS`` of the
-smoothed curve's noise (:func:`learned`); the start is the first window's median instead when the first
-record is no further above it than the run's own noise explains (:func:`opening_level`). With a known
-``loss_floor`` we also accept a run that started near the floor (nothing left to learn) as healthy. Why: any working setup
+smoothed curve's noise (:func:`learned`); the start is the first window's median instead when the first record
+is no further above it than the run's own noise explains (:func:`opening_level`). With a known ``loss_floor``
+we also accept a run that started near the floor (nothing left to learn) as healthy. Why: any working setup
 cuts a random model's loss by far more than 10 % within a few hundred steps; a flat line means the updates
 are too small (learning rate 100-1000x too low), the network is dead, or the labels carry no signal (a label
 bug). A run whose records swing too wildly for its best to mean anything has learned when its *median*
