@@ -1624,3 +1624,15 @@ def test_a_gradient_of_1e_14_is_vanishing_not_frozen(tmp_path, stem_gradient, wa
                "update_ratio/head": np.full(count, 1e-2)}
     found = labels(write_log(tmp_path, records(loss, **columns), start={"num_classes": 5}))
     assert found[:1] == [want]
+
+
+@pytest.mark.parametrize("first, want", [(2.86, None), (0.56, "oscillation")])
+def test_a_run_that_fell_from_its_first_record_at_once_is_not_stuck_where_it_landed(tmp_path, first, want):
+    # No class count: the loss swings 12 % per record about 0.5 for the whole run. After a first record of
+    # 2.86 -- far above the rest, beyond any noise of this run -- the run fell fivefold at once and converged
+    # (an outside multi-task MLP: "oscillation, stuck at 89 % of its first records" until 2026-12-03). After a
+    # first record of 0.56 it never fell anywhere: swinging where it started, oscillation.
+    rng = np.random.default_rng(102)
+    loss = np.concatenate([[first], 0.5 * np.exp(rng.normal(0, 0.15, 150))])
+    found = labels(write_log(tmp_path, records(loss)))
+    assert (found[:1] or [None]) == [want]

@@ -91,7 +91,7 @@ import pandas as pd
 
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.plateau import MIN_DROP, relapse
+from chapters.doctor.plateau import MIN_DROP, OPENING_UNITS, relapse
 from chapters.doctor.reference import RISE, declared, log_noise, rise_limit, rose_past_first
 from chapters.doctor.schedule import climb_start, lr_ever_raised, lr_raised
 from chapters.doctor.signals import first_sustained, noise_scale, reference_level, smooth, tail, window_for
@@ -171,6 +171,12 @@ def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
         if rose_from_first(run, loss, level):
             return []
         reference = float(loss.iloc[:len(loss) - len(body)].median())
+        if math.log(float(loss.iloc[0]) / reference) > OPENING_UNITS * swing:
+            # ... unless the first record stands far above them, beyond this run's noise: then it is the
+            # untrained level, and the run fell from it at once (a multi-task MLP: 2.86, then 0.55 by its
+            # second record and flat about 0.5 -- converged, "stuck at 89 %" of its first records until
+            # 2026-12-03)
+            reference = float(loss.iloc[0])
     if swing < signals.THRASH or not STUCK * reference <= level <= CEILING * reference or relapse(loss, reference) \
             or lr_ever_raised(run) or not val_moves(run) or val_learned(run, min(reference, float(loss.iloc[0]))):
         return []
