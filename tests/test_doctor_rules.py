@@ -1636,3 +1636,20 @@ def test_a_run_that_fell_from_its_first_record_at_once_is_not_stuck_where_it_lan
     loss = np.concatenate([[first], 0.5 * np.exp(rng.normal(0, 0.15, 150))])
     found = labels(write_log(tmp_path, records(loss)))
     assert (found[:1] or [None]) == [want]
+
+
+@pytest.mark.parametrize("train_trend, diverged", [(2.0, True), (0.2, False)])
+def test_a_noisy_run_whose_val_loss_climbs_steadily_with_its_train_loss_has_diverged(tmp_path, train_trend,
+                                                                                    diverged):
+    # Batches of two: the train loss swings +-50 % per record, too wide for a climb to clear six noise units
+    # above one first record. The fixed validation set climbs 4.2 -> 12.6 in order (an outside CBOW model at
+    # SGD: "oscillation" until 2026-12-03), and the train loss's median doubles with it: both climbed. The
+    # same val climb beside a train loss falling fivefold is overfitting, not a divergence.
+    rng = np.random.default_rng(103)
+    count = 300
+    level = 4.1 * train_trend ** (np.arange(count) / count)
+    loss = level * np.exp(rng.normal(0, 0.5, count))
+    val = 4.2 * 3.0 ** (np.arange(12) / 11)
+    rows = sorted(records(loss) + evals(val, every=250), key=lambda r: r["step"])
+    found = labels(write_log(tmp_path, rows))
+    assert (found[:1] == ["divergence"]) == diverged and (diverged or "divergence" not in found)
