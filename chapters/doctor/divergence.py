@@ -157,8 +157,9 @@ def straight_to_nan(run, loss, exploded: int, sustained: int) -> bool:
     loss is NaN, ``nan_loss`` leads (``rules.CONSEQUENCES`` does not make it divergence's symptom). A run
     that climbed for a stretch before it overflowed has a climb worth reporting beside it, with the LR jump
     that started it; one that leapt from its level to NaN within a record or two showed no climb to read --
-    the NaN is all the log shows, and ``nan_loss`` names the LR jump before it. Two outside authors, labelling logs of their own (an SGD momentum run whose LR rose 100x: one
-    record at 1.7e16, then NaN; a Huber regression thrown to 5e4 for one record), called both ``nan_loss``."""
+    the NaN is all the log shows, and ``nan_loss`` names the LR jump before it. Two outside authors,
+    labelling logs of their own (an SGD momentum run whose LR rose 100x: one record at 1.7e16, then NaN; a
+    Huber regression thrown to 5e4 for one record), called both ``nan_loss``."""
     first_nan = [s for s in run.nonfinite_steps(("train_loss",)) if s >= exploded]
     return bool(first_nan) and int((loss.index >= exploded).sum() - (loss.index >= first_nan[0]).sum()) < sustained
 

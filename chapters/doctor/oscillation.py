@@ -202,9 +202,10 @@ def rose_from_first(run, loss: pd.Series, level: float) -> bool:
     records already show (4.6 at the first record, 136 at the second, then 25-35: the first 5 % are all
     after the jump). A run that stays far above it has diverged, however much it swings up there. In noise
     units because the first record is one batch: on a run swinging +-50 % a lucky first batch can score a
-    third of the rest, and a run that thrashes around that level has not risen."""
-    return level >= rise_limit(run, loss, float(loss.iloc[0])) or \
-        rose_past_first(run, loss)
+    third of the rest, and a run that thrashes around that level has not risen. Or risen by the rank test
+    (:func:`reference.rose_past_first`): nineteen records in twenty after the first above 1.5 x it -- a run
+    thrashing +-100 % after a jump before its second record raises the noise-unit bar out of reach."""
+    return level >= rise_limit(run, loss, float(loss.iloc[0])) or rose_past_first(run, loss)
 
 
 def val_moves(run) -> bool:

@@ -52,7 +52,7 @@ def rose_past_first(run, loss: pd.Series) -> bool:
     A rank test, for the runs whose noise defeats :func:`rise_limit`. A learning rate far too high throws
     the loss up before the second record, and it then thrashes up there: an RBF regression at SGD 4.2 went
     0.69 -> 25 and swung 3-60 ever after, so its own noise (about 100 % per record) put the rise limit at
-    thousands of times the first record -- "not risen" -- while 95 % of its 400 records were above 1.3 x the
+    thousands of times the first record -- "not risen" -- while 95 % of its 400 records were above 1.9 x the
     first. If the first record were one batch of that run like any other, it would sit below nineteen in
     twenty of them only one time in twenty, and a factor of 1.5 below them far more rarely; a healthy run's
     first record is its *highest* (untrained) level. On ~1,400 cached healthy logs the first record was
