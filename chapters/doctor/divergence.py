@@ -52,10 +52,10 @@ import numpy as np
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.oscillation import fell_back, thrashing
-from chapters.doctor.plateau import GAVE_BACK, MIN_DROP, MIN_EVALS, TREND_Z, dead_network, relapse
+from chapters.doctor.plateau import GAVE_BACK, MIN_DROP, dead_network, relapse
 from chapters.doctor.reference import LOW_SHARE, RISE, declared, rise_limit, rose_past_first
 from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump, positive_lr
-from chapters.doctor.signals import blew_up, first_sustained, reference_level, smooth, window_for
+from chapters.doctor.signals import TREND_EVALS, TREND_Z, blew_up, first_sustained, reference_level, smooth, window_for
 
 LR_CAUSE = 0.9
 # A run logged once an epoch for five epochs: a sustained rise is 3 records (``max(3, 2 %)``), with two
@@ -104,8 +104,8 @@ def check(run) -> list[Finding]:
                          "and never came back")]
     rose = both_rose(run, loss)
     if rose is not None:
-        first, end, ratio = rose
-        return [_finding(run, smoothed, int(signals.val_losses(run).index[0]), window, 0.7,
+        step, first, end, ratio = rose
+        return [_finding(run, smoothed, step, window, 0.7,
                          f"the validation loss rose from {first:.4g} to {end:.4g} (x{end / first:.1f}) with a "
                          f"steady upward trend, and the train loss's median rose x{ratio:.1f} with it: "
                          "too noisy record by record to show a climb, but both losses climbed")]
@@ -127,11 +127,12 @@ def check(run) -> list[Finding]:
     return []
 
 
-def both_rose(run, loss) -> tuple[float, float, float] | None:
-    """(first val, end val, train ratio) when the validation loss (at least ``plateau.MIN_EVALS``
-    evaluations) ended -- median of its last three -- at ``RISE`` x its first evaluation or more (and above
-    the declared ln K too), with an upward Mann-Kendall trend (z at least ``TREND_Z``), while the train
-    loss's second-half median stands at ``RISE`` x the median of its first 5 % or more; else None.
+def both_rose(run, loss) -> tuple[int, float, float, float] | None:
+    """(step of the first evaluation, first val, end val, train ratio) when the validation loss (at least
+    ``signals.TREND_EVALS`` evaluations) ended -- median of its last three -- at ``RISE`` x its first
+    evaluation or more (and above the declared ln K too), with an upward Mann-Kendall trend (z at least
+    ``TREND_Z``), while the train loss's second-half median stands at ``RISE`` x the median of its first 5 %
+    or more; else None.
 
     Why: a train loss swinging +-50 % per record at batch 2 puts the rise limit (six noise units above
     one first record) out of reach -- an outside CBOW model at SGD with batches of two climbed 4.1 -> 10-20
@@ -140,14 +141,14 @@ def both_rose(run, loss) -> tuple[float, float, float] | None:
     overfitting, whose train loss *falls* while its val loss climbs (0.0-0.5 x on every overfitting log
     cached, against 1.8-10^6 x for the climbs)."""
     val = signals.val_losses(run)
-    if len(val) < MIN_EVALS or signals.trend_z(np.log(val)) < TREND_Z:
+    if len(val) < TREND_EVALS or signals.trend_z(np.log(val)) < TREND_Z:
         return None
     first, end = float(val.iloc[0]), float(val.iloc[-3:].median())
     if end < RISE * max(first, reference_level(run, loss) if declared(run) else first):
         return None
     early = float(loss.iloc[:max(3, len(loss) // 20)].median())
     ratio = float(loss.iloc[len(loss) // 2:].median()) / early
-    return (first, end, ratio) if ratio >= RISE else None
+    return (int(val.index[0]), first, end, ratio) if ratio >= RISE else None
 
 
 def straight_to_nan(run, loss, exploded: int, sustained: int) -> bool:

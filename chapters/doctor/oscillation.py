@@ -91,10 +91,10 @@ import pandas as pd
 
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.plateau import MIN_DROP, OPENING_UNITS, relapse
+from chapters.doctor.plateau import MIN_DROP, relapse, stands_above
 from chapters.doctor.reference import RISE, declared, log_noise, rise_limit, rose_past_first
 from chapters.doctor.schedule import climb_start, lr_ever_raised, lr_raised
-from chapters.doctor.signals import first_sustained, noise_scale, reference_level, smooth, tail, window_for
+from chapters.doctor.signals import TREND_Z, first_sustained, noise_scale, reference_level, smooth, tail, window_for
 
 SWING = 0.1
 MIN_ACF = 0.3  # beyond what the same swings in random order show (shuffled_acf)
@@ -107,7 +107,6 @@ WILD = 0.25  # per-record scale of log-loss swings: about +-28 % from one record
 HALF_STUCK = 0.65  # beside such swings, a run whose train loss is still this high has not converged
 VAL_MOVES = 0.01
 MIN_EVALS = 8  # the second half then holds 4 evaluations: 3 differences for the scale, 6 pairs for the trend
-TREND_Z = 1.96  # a downward trend at the 5 % level means the run is still learning
 NOISE_BALL = 1.5  # train and val loss this many times the declared floor: stuck far from what the data allows
 LESSON = "docs/doctor.md#oscillation"
 FIX = "lower the learning rate, use a larger effective batch (gradient accumulation), longer warmup"
@@ -171,7 +170,7 @@ def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
         if rose_from_first(run, loss, level):
             return []
         reference = float(loss.iloc[:len(loss) - len(body)].median())
-        if math.log(float(loss.iloc[0]) / reference) > OPENING_UNITS * swing:
+        if stands_above(loss, reference, swing):
             # ... unless the first record stands far above them, beyond this run's noise: then it is the
             # untrained level, and the run fell from it at once (a multi-task MLP: 2.86, then 0.55 by its
             # second record and flat about 0.5 -- converged, "stuck at 89 %" of its first records until

@@ -56,8 +56,8 @@ from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.reference import declared, rise_limit
 from chapters.doctor.schedule import lr_ever_raised, lr_raised, lr_ramped, lr_restored, positive_lr
-from chapters.doctor.signals import (blew_up, first_sustained, jitter_scale, noise_scale, reference_level, smooth,
-                                     tail, window_for)
+from chapters.doctor.signals import (TREND_Z, blew_up, first_sustained, jitter_scale, noise_scale,
+                                     reference_level, smooth, tail, window_for)
 
 MIN_DROP = 0.1
 # Five epochs logged once each is enough to see a flat line (8 until 2026-12-02); a log that short usually
@@ -68,8 +68,7 @@ DEAD_GRADIENT = 0.5
 FLAT = 0.1  # per-record log-loss noise of a dead network: its batches only differ in their labels
 CONSTANT = 0.02  # ... and at a raised learning rate, where a live network is thrown about (_killed_by_raised_lr)
 DEAD_CALM = 0.25  # without gradient norms: that noise at most a quarter of the live network's (loss_calmed)
-MIN_EVALS = 5  # evaluations, for val_still_falling: a Mann-Kendall trend of 5 can reach the 5 % level
-TREND_Z = 1.96
+MIN_EVALS = signals.TREND_EVALS  # evaluations, for val_still_falling: a trend of 5 can reach the 5 % level
 STILL_FALLING = MIN_DROP / 2
 FROZEN = 1e-3  # log val loss moving less than 0.1 % from one evaluation to the next: the model stands still
 FROZEN_EVALS = 4  # evaluations in a row, at the end, that stood still (three steps between them)
@@ -146,10 +145,16 @@ def opening_level(run, loss: pd.Series, reference: float) -> float:
     opening = float(window.median())
     if declared(run) or len(window) < OPENING_RECORDS:
         return max(reference, opening)
-    noise = noise_scale(np.log(signals.after_start(loss)))
-    if math.log(float(loss.iloc[0]) / opening) <= OPENING_UNITS * noise:
+    if not stands_above(loss, opening, noise_scale(np.log(signals.after_start(loss)))):
         return opening
     return max(reference, opening)
+
+
+def stands_above(loss: pd.Series, opening: float, noise: float) -> bool:
+    """Is the first record above the ``opening`` level by more than ``OPENING_UNITS`` of the run's
+    per-record ``noise`` (log units)? Then it is the untrained level the run fell from at once, not one more
+    batch of the opening (:func:`opening_level`, :func:`oscillation.thrashing`)."""
+    return math.log(float(loss.iloc[0]) / opening) > OPENING_UNITS * noise
 
 
 def stuck_above_floor(run, loss: pd.Series) -> float | None:

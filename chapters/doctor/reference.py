@@ -22,8 +22,6 @@ from chapters.doctor.signals import noise_scale, window_for
 RISE = 1.5  # the least factor above the reference that counts as risen, however smooth the run
 LOW_SHARE = 0.05  # rose_past_first: the run's low records -- its lowest 5 % -- all above the first one
 RANKED_RECORDS = 20  # ... over at least this many records: the first one below all 19 others by chance is 1 in 20
-TREND_Z = 1.96  # a validation loss trending down at the 5 % level: the run is learning
-TREND_EVALS = 5  # the fewest evaluations whose Mann-Kendall trend can reach that level
 
 
 def declared(run) -> bool:
@@ -58,11 +56,12 @@ def rose_past_first(run, loss: pd.Series) -> bool:
     first record is its *highest* (untrained) level. On ~1,400 cached healthy logs the first record was
     that far below the rest once: an MC-dropout regression at batch 4 whose first batch drew 0.03 and the
     rest 0.07-0.8 -- its validation loss falling steadily all run. So a validation loss with a downward
-    trend (Mann-Kendall z at most -``TREND_Z``, the 5 % level, over at least ``TREND_EVALS`` evaluations)
+    trend (Mann-Kendall z at most -``signals.TREND_Z``, the 5 % level, over at least ``signals.TREND_EVALS``
+    evaluations)
     says the run is learning, and this test says no."""
     if declared(run) or len(loss) < RANKED_RECORDS:
         return False
     if float(loss.iloc[1:].quantile(LOW_SHARE)) < RISE * float(loss.iloc[0]):
         return False
     val = signals.val_losses(run)
-    return len(val) < TREND_EVALS or signals.trend_z(np.log(val)) > -TREND_Z
+    return len(val) < signals.TREND_EVALS or signals.trend_z(np.log(val)) > -signals.TREND_Z

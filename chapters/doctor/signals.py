@@ -88,6 +88,10 @@ def jitter_scale(values: pd.Series) -> float:
     return float(1.4826 * np.median(np.abs(differences - np.median(differences))) / math.sqrt(2))
 
 
+TREND_Z = 1.96  # a Mann-Kendall z this far from 0: a trend at the 5 % level
+TREND_EVALS = 5  # the fewest points whose Mann-Kendall trend can reach that level (all five in order)
+
+
 def trend_z(values: pd.Series) -> float:
     """Mann-Kendall trend statistic of ``values``, as a standard normal score (negative: falling).
 
