@@ -67,6 +67,33 @@ def test_a_loader_that_stalls_and_stays_slow_is_a_throughput_drop(tmp_path):
     assert abs(findings[0].step - 1210) <= 30
 
 
+def test_a_clean_step_to_just_over_half_speed_is_a_throughput_drop(tmp_path):
+    # 0.55x is above the 0.5 bar, but a step that stands dozens of timing-noise scales clear and stays is
+    # as plain as a deeper one (the outside runs the fixed bar missed).
+    rng = np.random.default_rng(3)
+    count = 200
+    speed = 50_000 * np.where(np.arange(count) >= 90, 0.55, 1.0) * np.exp(rng.normal(0, 0.02, count))
+    findings = diagnose(write_log(tmp_path, records(learning_curve(count, rng), speed))).findings
+    assert [f.anomaly for f in findings] == ["throughput_drop"]
+    assert abs(findings[0].step - 910) <= 30
+
+
+def test_a_shallow_step_as_jittery_as_a_shared_machine_is_not_a_throughput_drop(tmp_path):
+    rng = np.random.default_rng(4)
+    count = 200
+    speed = 50_000 * np.where(np.arange(count) >= 90, 0.55, 1.0) * np.exp(rng.normal(0, 0.08, count))
+    assert labels(write_log(tmp_path, records(learning_curve(count, rng), speed))) == []
+
+
+def test_a_loader_that_stalls_in_the_first_records_is_found_from_where_it_stepped_down(tmp_path):
+    # The first quarter is mostly slow already: a baseline taken there would hide the drop.
+    rng = np.random.default_rng(5)
+    count = 40
+    speed = 50_000 * np.where(np.arange(count) >= 4, 0.4, 1.0) * np.exp(rng.normal(0, 0.03, count))
+    findings = diagnose(write_log(tmp_path, records(learning_curve(count, rng), speed))).findings
+    assert [f.anomaly for f in findings] == ["throughput_drop"]
+
+
 def test_a_throughput_drop_never_outranks_a_finding_about_the_training(tmp_path):
     rng = np.random.default_rng(2)
     count = 300
