@@ -1504,6 +1504,22 @@ def test_one_hard_batch_beside_a_norm_that_woke_up_is_no_spike(tmp_path):
     assert "grad_explosion" in labels(write_log(tmp_path, records(loss, grad_norm=norm)))
 
 
+def test_a_burst_the_loss_jumped_with_beside_a_norm_that_woke_up_is_no_explosion(tmp_path):
+    # The same wake-up in a CNN settling at a loss of 0.1; three records of a hard stretch of data send the
+    # norm from about 4 to 60 *and* the loss from 0.1 to 1.6: per unit of loss the norm kept pace (x0.9),
+    # so the gradients followed the data, they did not blow up. The same burst beside a loss that stays at
+    # 0.1 is an explosion (x15 per unit of loss).
+    rng = np.random.default_rng(53)
+    t = np.arange(300)
+    norm = (0.27 + 3.7 / (1 + np.exp(-(t - 40) / 8))) * np.exp(rng.normal(0, 0.1, 300))
+    loss = learning_curve(300, rng, start=1.8, end=0.1, noise=0.05)
+    norm[200:203] = 60.0
+    bumped = loss.copy()
+    bumped[200:203] = 1.6
+    assert "grad_explosion" not in labels(write_log(tmp_path, records(bumped, grad_norm=norm)))
+    assert "grad_explosion" in labels(write_log(tmp_path, records(loss, grad_norm=norm)))
+
+
 def test_a_text_classifier_declaring_its_input_vocabulary_is_judged_against_its_classes(tmp_path):
     # Labels shuffled apart from the documents: the loss sits at ln 6 from the first record. The run declares
     # its 600-word input vocabulary beside its 6 classes; against ln 600 the loss would look "learned".

@@ -112,9 +112,10 @@ def _explosion(run) -> list[Finding]:
         if not _outgrew_the_loss(run, norms, len(baseline)):
             continue  # the norm grew with the loss, by no more: the loss's doing (_outgrew_the_loss)
         peak = float(norms.max())
-        if float(smooth(norms, 3).max()) < SPIKE * base and _woke_up(run, norms, step):
+        if _woke_up(run, norms, step) and (float(smooth(norms, 3).max()) < SPIKE * base or
+                                           not _peak_outgrew_the_loss(run, norms)):
             continue  # grew from a tiny start to a level it keeps while the loss kept falling (_woke_up)
-            # -- a hundredfold over three records is a spike, not a wake-up
+            # -- a hundredfold over three records is a spike, not a wake-up, unless the loss rose with it
         if worst is None or peak / base > worst[0]:
             worst = (peak / base, key, int(step), base, peak, norms, len(baseline))
     loss_ok = ~(run.nonfinite["train_loss"] | run.nonfinite["val_loss"])
@@ -320,6 +321,29 @@ def _woke_up(run, norms: pd.Series, step: int) -> bool:
     quarter = len(later) // 4
     grew = float(later.iloc[-quarter:].median()) / float(later.iloc[:quarter].median())
     return grew < SETTLED and float(tail(loss, 0.2).median()) < float(around.median())
+
+
+def _peak_outgrew_the_loss(run, norms: pd.Series) -> bool:
+    """At the norm's peak (rolling median of 3), had the norm per unit of training loss risen ``EXPLODE`` x
+    above its median over the tenth of the records before the peak (at least 5)? True when fewer than five
+    records hold both there.
+
+    Why, after a wake-up: :func:`_outgrew_the_loss` measures the norm per unit of loss against the first
+    records, and a norm that woke up from near zero while the loss fell has outgrown *those* a
+    hundredfold before anything went wrong. Against the working level just before the peak, a burst that a
+    hard stretch of data carried -- the loss jumping with it, as a batch the confident model gets badly
+    wrong does -- keeps pace with the loss (an Inception-style CNN at 0.1, one bump to 1.6 with its norm
+    7 -> 52: x0.9 per unit of loss), while gradients that blow up on their own leave the loss behind (three
+    records at 60 beside a loss that stayed at 0.01: x15)."""
+    loss = run.curve("train_loss")
+    both = pd.concat([smooth(norms, 3), loss], axis=1, join="inner").dropna()
+    both = both[(both.iloc[:, 0] > 0) & (both.iloc[:, 1] > 0)]
+    peak = int(np.argmax(both.iloc[:, 0].to_numpy())) if len(both) else 0
+    start = max(0, peak - max(5, len(both) // 10))
+    if peak - start < 5:
+        return True
+    per_unit = both.iloc[:, 0] / smooth(both.iloc[:, 1], 3)  # both smoothed alike: one hard batch is no peak
+    return float(per_unit.iloc[peak]) >= EXPLODE * float(per_unit.iloc[start:peak].median())
 
 
 def _died(run) -> bool:
