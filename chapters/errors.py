@@ -52,3 +52,7 @@ class NotebookError(Exception):
 
 class SubmissionError(Exception):
     """This student's folder cannot be graded; the message says why, in one line."""
+
+
+class ScenarioError(Exception):
+    """A scenario's run died before its logger opened, so no log can say why (its error went to stderr)."""

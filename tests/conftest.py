@@ -33,9 +33,9 @@ def pytest_collection_modifyitems(config, items):
 
 
 def run_tiny(steps: int = 20, callbacks=None, **changes):
-    """A short tiny-preset run on the CPU; returns (trainer, history)."""
+    """A short tiny-preset run, on the CPU unless ``device`` says otherwise; returns (trainer, history)."""
     history = History()
-    config = preset_config("tiny", steps=steps, device="cpu", **changes)
+    config = preset_config("tiny", steps=steps, **{"device": "cpu", **changes})
     # History last: measuring callbacks add keys to the record before it is copied.
     trainer = build_trainer("tiny", config, [*(callbacks or []), history])
     trainer.fit()

@@ -10,7 +10,7 @@ import torch
 
 from chapters.core.model import GPT, PRESETS, count_parameters
 from chapters.memory.course_text_formula import course_text_estimate, course_text_printout
-from chapters.memory.estimator import estimate_memory, largest_batch_within, parameter_counts
+from chapters.memory.estimator import cuda_blas_workspaces, estimate_memory, largest_batch_within, parameter_counts
 from chapters.memory.measure import measure_peak
 from tests.conftest import clinic
 
@@ -39,7 +39,8 @@ def test_estimate_within_5_percent_of_max_memory_allocated_on_cuda():
     config = dataclasses.replace(PRESETS["small"], vocab_size=33, dropout=0.0)
     torch.manual_seed(0)
     measured = measure_peak(GPT(config), 16, 256, "bf16", "cuda")
-    estimated = estimate_memory(config, 16, 256, "bf16", fused_adamw=True).total_bytes
+    estimated = estimate_memory(config, 16, 256, "bf16", fused_adamw=True,
+                                blas_workspaces=cuda_blas_workspaces("cuda")).total_bytes
     assert abs(estimated - measured) <= 0.05 * measured
 
 

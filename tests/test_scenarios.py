@@ -131,6 +131,17 @@ def test_reproduce_cli_writes_the_artifacts_and_json(tmp_path):
     assert (tmp_path / "lr_too_small" / "compare.png").stat().st_size > 0
 
 
+def test_a_run_that_dies_before_its_log_opens_is_named_not_a_traceback(tmp_path, monkeypatch):
+    # The oom scenario's runs live in a child process; one that fails before the trainer opens its log (a
+    # memory cap it could not set, say) leaves an empty run folder. That is one clear error naming the run.
+    from chapters.errors import ScenarioError
+    from chapters.scenarios import runner
+
+    monkeypatch.setattr(runner, "run_isolated", lambda *args: None)  # the child died at once
+    with pytest.raises(ScenarioError, match="oom broken run wrote no log"):
+        run_variant("oom", "broken", Options(), tmp_path / "broken")
+
+
 @pytest.mark.parametrize("args,message", [
     (["nope"], "invalid choice"),
     (["oom", "--cause", "lr_spike"], "nan scenario only"),

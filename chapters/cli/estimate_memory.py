@@ -11,7 +11,7 @@ from chapters.core.devices import resolve_device
 from chapters.core.model import GPT, PRESETS
 from chapters.core.run import DEFAULT_SEQ_LEN, PRESET_TRAINING
 from chapters.errors import DeviceError, UsageError
-from chapters.memory.estimator import DTYPES, estimate_memory, largest_batch_within
+from chapters.memory.estimator import DTYPES, cuda_blas_workspaces, estimate_memory, largest_batch_within
 from chapters.memory.measure import measure_peak
 
 VOCAB_SIZE = len(corpus.ALPHABET)  # the course corpus's character vocabulary
@@ -48,7 +48,8 @@ def run(args) -> int:
     except DeviceError as err:
         raise UsageError(err) from None
     options = {"dtype": args.dtype, "grad_checkpointing": args.grad_checkpointing, "attention": args.attention,
-               "fused_adamw": device.type == "cuda"}
+               "fused_adamw": device.type == "cuda",
+               "blas_workspaces": cuda_blas_workspaces(device) if device.type == "cuda" else 0}
     estimate = estimate_memory(config, batch_size, seq_len, **options)
     report = estimate.to_json()
     if args.measure:

@@ -11,7 +11,7 @@ from tqdm.auto import tqdm
 
 from chapters.cli.args import seed, writable_dir
 from chapters.core.devices import resolve_device
-from chapters.errors import DeviceError, UsageError
+from chapters.errors import DeviceError, ScenarioError, UsageError
 from chapters.scenarios import SCENARIOS, nan
 from chapters.scenarios.base import Options
 from chapters.scenarios.runner import reproduce
@@ -53,10 +53,16 @@ def run(args) -> int:
             jobs.append((scenario_id, options, args.out / scenario_id))
 
     report = sys.stderr if args.json else sys.stdout  # with --json, stdout holds the document only
-    outcomes = []
+    outcomes, failed = [], []
     bar = tqdm(jobs, desc="scenarios", unit="scenario", file=sys.stderr)
     for scenario_id, job_options, out_dir in bar:
-        outcome = reproduce(scenario_id, job_options, out_dir, report=lambda line: bar.write(line, file=sys.stderr))
+        try:
+            outcome = reproduce(scenario_id, job_options, out_dir,
+                                report=lambda line: bar.write(line, file=sys.stderr))
+        except ScenarioError as err:  # not the user's doing: named, counted as not reproduced, and on we go
+            bar.write(f"clinic reproduce: {err}", file=sys.stderr)
+            failed.append({"id": scenario_id, "cause": job_options.cause, "error": str(err)})
+            continue
         bar.write(f"{format_table([outcome]).splitlines()[1]}", file=sys.stderr)
         outcomes.append(outcome)
     print(format_table(outcomes), file=report)
@@ -64,8 +70,9 @@ def run(args) -> int:
         print(json.dumps({"scenarios": [
             {"id": o.id, "cause": o.cause, "device": o.device, "broken_symptom": o.broken_symptom,
              "fixed_symptom": o.fixed_symptom, "seconds": round(o.seconds, 2),
-             **({"skipped": o.skipped} if o.skipped else {})} for o in outcomes]}))
-    return 0 if all(o.passed for o in outcomes) else 1
+             **({"skipped": o.skipped} if o.skipped else {})} for o in outcomes],
+            **({"failed_to_run": failed} if failed else {})}))
+    return 0 if all(o.passed for o in outcomes) and not failed else 1
 
 
 def format_table(outcomes) -> str:

@@ -15,6 +15,7 @@ import psutil
 import torch
 
 from chapters.core import distributed
+from chapters.errors import ScenarioError
 from chapters.scenarios import SCENARIOS
 from chapters.records.runlog import RunLog
 from chapters.scenarios.base import Options, RunPlan, execute, shows_symptom
@@ -65,6 +66,9 @@ def run_variant(scenario_id: str, variant: str, options: Options, run_dir: Path)
             execute(plan, run_dir, monitoring(run_dir))
         except Exception:  # noqa: BLE001 -- the run's failure is in its log (run_end status and error)
             pass
+    if not any(run_dir.glob("*.jsonl")):  # it died before its logger opened (a child's error went to stderr)
+        raise ScenarioError(f"the {scenario_id} {variant} run wrote no log: it failed before training began "
+                            f"(its error is printed above)")
     return RunLog.load(run_dir)
 
 
@@ -125,8 +129,10 @@ def cap_memory(headroom_gb: float, options: Options) -> None:
     headroom = int(headroom_gb * 2**30)
     if options.on_cuda:
         device = torch.device(options.device if options.device != "auto" else "cuda")
-        total = torch.cuda.get_device_properties(device).total_memory
-        torch.cuda.set_per_process_memory_fraction(min(1.0, headroom / total), device)
+        # "cuda" names no card, and the fraction is set per card: take the one this process uses.
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        total = torch.cuda.get_device_properties(index).total_memory
+        torch.cuda.set_per_process_memory_fraction(min(1.0, headroom / total), index)
     else:
         limit = psutil.Process().memory_info().vms + headroom
         resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
