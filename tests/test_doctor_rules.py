@@ -67,6 +67,17 @@ def test_a_loader_that_stalls_and_stays_slow_is_a_throughput_drop(tmp_path):
     assert abs(findings[0].step - 1210) <= 30
 
 
+def test_a_log_that_times_its_steps_instead_of_counting_tokens_shows_the_same_drop(tmp_path):
+    # The same stalling loader, logged as step_time_ms alone (4x longer steps from record 120): the speed is
+    # 1000 / step_time_ms steps per second, and the drop is the same ratio in any unit.
+    rng = np.random.default_rng(1)
+    count = 300
+    step_ms = 9.0 * np.where(np.arange(count) >= 120, 4.0, 1.0) * np.exp(rng.normal(0, 0.05, count))
+    findings = diagnose(write_log(tmp_path, records(learning_curve(count, rng), step_time_ms=step_ms))).findings
+    assert [f.anomaly for f in findings] == ["throughput_drop"] and "steps/sec" in findings[0].evidence
+    assert abs(findings[0].step - 1210) <= 30
+
+
 def test_a_clean_step_to_just_over_half_speed_is_a_throughput_drop(tmp_path):
     # 0.55x is above the 0.5 bar, but a step that stands dozens of timing-noise scales clear and stays is
     # as plain as a deeper one (the outside runs the fixed bar missed).

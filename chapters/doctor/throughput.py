@@ -1,6 +1,7 @@
 """``throughput_drop``: training became much slower in the middle of the run, and stayed slow.
 
-Statistic: log ``tokens_per_sec`` (the very first record is skipped: it pays for warm-up and compilation),
+Statistic: log ``tokens_per_sec``, or steps per second from ``step_time_ms`` when a log times its steps
+instead (:func:`speed_curve`; the very first record is skipped: it pays for warm-up and compilation),
 split where it steps down (:func:`step_down`: the single change point that best separates a faster
 stretch from a slower one, the standard CUSUM statistic for one shift in the mean); the drop is the ratio
 of the medians after and before the split, and the run's own timing noise is the robust scale of
@@ -40,7 +41,8 @@ LESSON = "docs/doctor.md#throughput_drop"
 
 
 def check(run) -> list[Finding]:
-    speed = run.curve("tokens_per_sec").iloc[1:]
+    speed, unit = speed_curve(run)
+    speed = speed.iloc[1:]
     speed = speed[speed > 0]
     if len(speed) < 8:
         return []
@@ -58,13 +60,27 @@ def check(run) -> list[Finding]:
     step = log_speed.index[split]
     ratio = float(np.exp(low - base))
     return [Finding("throughput_drop", confidence(0.6, units / signals.NOISE_UNITS), int(step),
-                    f"tokens/sec fell from {np.exp(base):,.0f} to {np.exp(low):,.0f} ({ratio:.0%}) from step "
+                    f"{unit} fell from {_rate(np.exp(base))} to {_rate(np.exp(low))} ({ratio:.0%}) from step "
                     f"{int(step)} and stayed down; the drop is {units:.0f}x the run's own timing noise",
                     fix="profile the input pipeline (num_workers, pin_memory, slow transforms), look for "
                         "growing memory or syncs inside the loop, check the device clock and neighbours",
                     experiment="time the data loader alone for the same number of batches, then the model "
                                "step alone on one cached batch",
                     lesson=LESSON)]
+
+
+def speed_curve(run) -> tuple[pd.Series, str]:
+    """``tokens_per_sec`` -- or, in a log that times its steps instead (``step_time_ms`` alone), steps per
+    second, ``1000 / step_time_ms``. Why either will do: at a fixed batch the two are proportional, and the
+    drop is a ratio of speeds, the same in any unit."""
+    tokens = run.curve("tokens_per_sec")
+    if len(tokens) or not len(step_time := run.curve("step_time_ms")):
+        return tokens, "tokens/sec"
+    return 1000.0 / step_time[step_time > 0], "steps/sec"
+
+
+def _rate(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"  # 12,345 tokens/sec; 4.2 steps/sec
 
 
 def step_down(values: pd.Series, length: int) -> int:
