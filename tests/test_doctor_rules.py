@@ -268,12 +268,14 @@ def test_a_regression_that_learned_its_targets_mean_and_stalls_there_is_not_dive
     assert "divergence" not in labels(path)
 
 
-@pytest.mark.parametrize("blown, want", [(True, ["divergence", "frozen_parameters"]), (False, ["frozen_parameters"])])
+@pytest.mark.parametrize("blown, want", [(True, ["divergence"]), (False, ["frozen_parameters"])])
 def test_units_killed_by_a_blow_up_are_not_a_freeze(tmp_path, blown, want):
     # Adam at an LR far too high: 1.7e6 at the first record, then stuck near ln 6 -- and from the first
     # record no gradient reaches the feature layer (every ReLU switched off), while the head still moves.
-    # That zero gradient is what the blow-up left, not requires_grad=False: the divergence comes first.
-    # The same zero gradient in a run that learns normally is a freeze.
+    # That zero gradient is what the blow-up left, not requires_grad=False: the divergence is the finding,
+    # and beside a loss that learned nothing the zero group is dead units, no freeze at all (until
+    # 2026-12-04 a freeze was listed after the divergence). The same zero gradient in a run that learns
+    # normally is a freeze.
     rng = np.random.default_rng(8)
     count = 150
     loss = np.concatenate([[1.7e6, 3e3, 40.0], 1.85 * np.exp(rng.normal(0, 0.03, count - 3))]) if blown else \
@@ -281,7 +283,7 @@ def test_units_killed_by_a_blow_up_are_not_a_freeze(tmp_path, blown, want):
     rows = records(loss, **{"grad_norm/features": np.zeros(count), "grad_norm/head": rng.uniform(0.1, 1, count)})
     found = diagnose(write_log(tmp_path, rows, start={"num_classes": 6})).findings
     assert [f.anomaly for f in found] == want
-    assert found[-1].confidence <= (0.7 if blown else 0.9)
+    assert found[-1].anomaly != "frozen_parameters" or found[-1].confidence <= 0.9
 
 
 @pytest.mark.parametrize("losses, want", [
@@ -1025,6 +1027,36 @@ def test_a_group_that_never_moves_is_frozen_only_when_its_gradient_could_move_it
     assert labels(path)[:1] == [want]
 
 
+@pytest.mark.parametrize("nonzero_records, want", [(4, "vanishing_gradients"), (2, "loss_plateau")])
+def test_a_stack_whose_early_gradients_underflow_to_zero_is_vanishing(tmp_path, nonzero_records, want):
+    # Eight sigmoid layers: the first gets 1e-8 of the head's gradient, each next one about 8x more -- then
+    # float32 underflows and every layer but the head logs exactly 0 from the fifth record on. Four records
+    # showed the fade: vanishing. Two are too few to call (the loss, at ln 5 throughout, is still stuck).
+    rng = np.random.default_rng(23)
+    count = 40
+    loss = math.log(5) * np.exp(rng.normal(0, 0.002, count))
+    head = 0.2 * rng.uniform(0.5, 1.5, count)
+    columns = {f"grad_norm/feat{i}": np.where(np.arange(count) < nonzero_records, head * 1e-8 * 8.0 ** i, 0.0)
+               for i in range(8)}
+    path = write_log(tmp_path, records(loss, **columns, **{"grad_norm/head": head}), start={"num_classes": 5})
+    assert labels(path)[:1] == [want]
+
+
+@pytest.mark.parametrize("learns, want", [(False, "loss_plateau"), (True, "frozen_parameters")])
+def test_a_group_with_no_gradient_beside_a_loss_at_ln_k_is_dead_not_frozen(tmp_path, learns, want):
+    # Biases initialised at -3: every ReLU of the feature layer is off from the first step, its gradient and
+    # update exactly 0, the head learns only the prior and the loss sits at ln 5. The same zero group beside
+    # a loss that falls is a freeze: the rest of the model learns on the frozen layer's features.
+    rng = np.random.default_rng(24)
+    count = 40
+    loss = learning_curve(count, rng, start=math.log(5), end=0.7, noise=0.02) if learns else \
+        math.log(5) * np.exp(rng.normal(0, 0.001, count))
+    columns = {"grad_norm/feat": np.zeros(count), "grad_norm/head": 0.1 * rng.uniform(0.5, 1.5, count),
+               "update_ratio/feat": np.zeros(count), "update_ratio/head": 3e-5 * rng.uniform(0.5, 1.5, count)}
+    path = write_log(tmp_path, records(loss, **columns), start={"num_classes": 5})
+    assert labels(path)[:1] == [want]
+
+
 def test_groups_that_drift_apart_while_the_loss_thrashes_are_not_vanishing(tmp_path):
     # A healthy ratio (0.2) for the first records; then the learning rate throws the weights around, the
     # largest group's norm grows a thousandfold and the smallest looks starved -- a consequence, not the
@@ -1084,6 +1116,17 @@ def test_a_validation_loss_that_turns_up_well_beyond_its_noise_is_overfitting(tm
     val = (0.9 + 1.4 * np.exp(-t / 10) + 0.02 * np.maximum(t - 20, 0)) * np.exp(rng.normal(0, 0.1, 60))
     rows = records(loss) + evals(val, every=100)
     assert labels(write_log(tmp_path, rows))[:1] == ["overfitting"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_noisy_flat_validation_loss_beside_a_memorised_training_set_is_not_overfitting(tmp_path, seed):
+    # Train falls to 0.2 (a gap of 4x opens), val on a few random batches sits flat at 0.85 +-10 % over 60
+    # evaluations. Its lucky minimum is no turn upwards, gap or no gap (a noise bar lowered to 1.5 scales
+    # beside such a gap, tried on 2026-12-04, called 2 of these 8 overfitting).
+    rng = np.random.default_rng(300 + seed)
+    loss = learning_curve(600, rng, start=2.3, end=0.2, noise=0.2)
+    val = learning_curve(60, rng, start=2.3, end=0.85, noise=0.1)
+    assert "overfitting" not in labels(write_log(tmp_path, records(loss) + evals(val, every=100)))
 
 
 def test_a_slow_noisy_run_whose_validation_loss_falls_steadily_is_not_oscillation(tmp_path):

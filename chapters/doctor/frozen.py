@@ -28,7 +28,7 @@ import numpy as np
 from chapters.doctor.findings import Finding
 from chapters.doctor.gradients import VANISH_RATIO, updates_vanish
 from chapters.doctor.plateau import MIN_DROP
-from chapters.doctor.signals import group_keys, reference_level
+from chapters.doctor.signals import group_keys, reference_level, smooth, window_for
 
 # "Exactly 0": a frozen group's gradient is None (logged 0) and its update is 0. Anything float32 can still
 # tell from 0 is a gradient, however small: a sigmoid stack's first layer gets 1e-14 of the head's norm, and
@@ -59,6 +59,8 @@ def check(run) -> list[Finding]:
         moving = [k for k in keys if k not in frozen and (table[k].abs() > ZERO).any()]
         if len(moving) < 2:  # a network that died leaves one group learning, the head's bias (the prior)
             frozen = [k for k in frozen if k in always]
+        if _learned_nothing(run):
+            frozen = [k for k in frozen if not _gradient_is_zero(run, k)]  # dead units, not a freeze
         if frozen and moving:
             first = frozen[0]
             row = table[first].notna().idxmax() if first in always else since[first]
@@ -113,6 +115,33 @@ def _loss_carried_on(run, row) -> bool:
     untrained = reference_level(run, positive[positive > 0]) if (positive > 0).any() else math.inf
     level = float(after.median())
     return level <= (1 + MIN_DROP) * float(before.median()) and level <= (1 - MIN_DROP) * untrained
+
+
+def _learned_nothing(run) -> bool:
+    """Did the training loss (rolling median) never get ``MIN_DROP`` below the untrained level
+    (:func:`signals.reference_level`: ln K when declared)?"""
+    loss = run.curve("train_loss")
+    loss = loss[loss > 0]
+    if len(loss) < 8:
+        return False
+    return float(smooth(loss, window_for(len(loss))).min()) > (1 - MIN_DROP) * reference_level(run, loss)
+
+
+def _gradient_is_zero(run, key: str) -> bool:
+    """Is the group's gradient exactly 0 wherever it was logged (or is ``key`` that gradient)?
+
+    Why it matters beside a loss that learned nothing: a group frozen by a bug -- ``requires_grad=False``,
+    or left out of the optimizer -- still passes its random features on, and the rest of the model learns on
+    them: the loss falls below the untrained level. Units that are *dead* -- every ReLU below zero from the
+    first step (biases initialised at -3), the layer's output all zeros -- pass nothing on, get exactly no
+    gradient, and the loss sits at ln K: the network is dead, and ``loss_plateau`` is the diagnosis (an
+    outside PointNet, 2026-12-04: ``frozen_parameters`` until then). A group with a gradient but no update
+    was left out of the optimizer, whatever the loss did: that is a freeze."""
+    gradient = "grad_norm/" + key.split("/", 1)[1]
+    if gradient not in run.train:
+        return key.startswith("grad_norm/")
+    values = run.train[gradient].dropna().abs()
+    return len(values) > 0 and bool((values < ZERO).all())
 
 
 def _has_gradient(run, key: str) -> bool:

@@ -219,7 +219,11 @@ def _vanishing(run) -> list[Finding]:
     else:
         prefix, limit, yardstick = "update_ratio", UPDATE_VANISH_RATIO, "median"
     ratio, table = early_spread(run, prefix, yardstick)
-    if len(ratio) >= 5 and float(ratio.median()) < limit and not _blew_up_by(run, ratio.index[-1]):
+    # Five records -- or every record in which two groups still had a gradient, three at least: a sigmoid
+    # stack whose early layers got 1e-8 of the head's norm, then exactly 0 (float32 underflow) from its
+    # fifth record on, left four (an outside PointNet, 2026-12-04: called a plateau until then).
+    enough = len(ratio) >= 5 or 3 <= len(ratio) == len(table)
+    if enough and float(ratio.median()) < limit and not _blew_up_by(run, ratio.index[-1]):
         medians = table.median()
         weakest = medians.idxmin()
         strongest = medians.idxmax() if yardstick == "max" else "the median group"
