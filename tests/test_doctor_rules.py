@@ -1534,6 +1534,21 @@ def test_a_run_swinging_far_above_its_floor_is_oscillation_and_one_swinging_on_i
     assert [label for label in labels(path) if label == "oscillation"] == want
 
 
+@pytest.mark.parametrize("val, want", [
+    ([1.43, 1.2, 0.34, 2.42, 1.36, 0.47, 0.24, 0.32], ["oscillation"]),  # ends lower by two of its own jumps
+    ([1.43, 1.05, 0.8, 0.62, 0.5, 0.42, 0.36, 0.32], []),  # comes down steadily: learning, however noisily
+])
+def test_a_val_loss_that_ends_below_its_first_evaluation_by_chance_is_no_sign_of_learning(tmp_path, val, want):
+    # A denoising autoencoder at SGD 0.4: train swings +-50 % around 15 x its floor 0.05. Its val loss ends
+    # far below its first evaluation -- but jumping 0.24 <-> 2.4 from one evaluation to the next, that fall
+    # is chance. The same fall made steadily is a run still learning.
+    rng = np.random.default_rng(42)
+    loss = (0.8 + 1.5 * np.exp(-np.arange(200) / 10)) * np.exp(rng.normal(0, 0.5, 200))
+    logged = records(loss) + [{"step": 250 * (i + 1), "val_loss": v} for i, v in enumerate(val)]
+    path = write_log(tmp_path, sorted(logged, key=lambda r: r["step"]), start={"loss_floor": 0.05})
+    assert [label for label in labels(path) if label == "oscillation"] == want
+
+
 def test_a_norm_that_grows_from_a_near_zero_start_and_levels_off_while_the_loss_falls_is_healthy(tmp_path):
     # word2vec's output vectors start at zero: the gradient norm rises fifteenfold over the first third, as the
     # weights grow, then keeps its working size; the loss falls throughout.

@@ -108,6 +108,7 @@ HALF_STUCK = 0.65  # beside such swings, a run whose train loss is still this hi
 VAL_MOVES = 0.01
 MIN_EVALS = 8  # the second half then holds 4 evaluations: 3 differences for the scale, 6 pairs for the trend
 NOISE_BALL = 1.5  # train and val loss this many times the declared floor: stuck far from what the data allows
+FELL_UNITS = 3.0  # a val loss that ended lower by fewer of its own evaluation-to-evaluation jumps fell by chance
 LESSON = "docs/doctor.md#oscillation"
 FIX = "lower the learning rate, use a larger effective batch (gradient accumulation), longer warmup"
 EXPERIMENT = "re-run with half the learning rate: the swings should shrink and the loss end lower"
@@ -286,8 +287,9 @@ def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
     """With a declared ``loss_floor``: the training loss swings by ``signals.THRASH`` or more from record to
     record, and both its second half's median and the validation loss's (second half of at least three
     evaluations) sit at ``NOISE_BALL`` (1.5) x the floor or more, the validation loss neither trending down
-    (Mann-Kendall z above -``TREND_Z``) nor ending ``MIN_DROP`` below its first evaluation -- and the run
-    did not diverge (at most ``CEILING`` x the untrained reference; the learning rate never jumped).
+    (Mann-Kendall z above -``TREND_Z``) nor ending ``MIN_DROP`` below its first evaluation by more than
+    ``FELL_UNITS`` (3) of its own evaluation-to-evaluation noise scales (:func:`signals.noise_scale`) -- and
+    the run did not diverge (at most ``CEILING`` x the untrained reference; the learning rate never jumped).
 
     Why: stochastic gradient descent at a constant learning rate does not settle at the minimum but in a
     ball around it whose excess loss grows with the learning rate and with the gradient noise of a batch
@@ -297,7 +299,10 @@ def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
     step at Adam 0.1, at 2.5 x, 0.7 x ln K: both healthy until 2026-12-03, the train loss too far below its
     start for :func:`thrashing`. The floor says how far the run is from done where the start cannot: on
     ~2,000 cached logs no healthy run had train *and* val 1.5 x their floor with a flat val loss (the closest:
-    val 1.55 x with train on the floor, a CNN whose val loss drifted up)."""
+    val 1.55 x with train on the floor, a CNN whose val loss drifted up). Why the noise units: a val loss that
+    jumps 0.24 <-> 2.4 from one evaluation to the next (a denoising autoencoder at SGD 0.4, 7 x its floor,
+    an outside set of 2026-12-04) ended below its first evaluation by two of its own jumps -- chance, not
+    learning; a healthy run still coming down does so by far more than its evaluations jitter."""
     floor = run.info("loss_floor")
     val = signals.val_losses(run)
     if floor is None or floor <= 0 or len(val) < 3 or lr_ever_raised(run):
@@ -306,7 +311,9 @@ def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
     late = float(val.iloc[len(val) // 2:].median())
     if swing < signals.THRASH or level < NOISE_BALL * floor or late < NOISE_BALL * floor or level > CEILING * reference:
         return []
-    if signals.trend_z(np.log(val)) <= -TREND_Z or float(val.iloc[-1]) < (1 - MIN_DROP) * float(val.iloc[0]):
+    fell = math.log(float(val.iloc[0]) / float(val.iloc[-1]))
+    if signals.trend_z(np.log(val)) <= -TREND_Z or \
+            (fell > -math.log1p(-MIN_DROP) and fell > FELL_UNITS * noise_scale(np.log(val))):
         return []  # the validation loss is still coming down: learning, however noisily
     return [Finding("oscillation", confidence(0.6, min(level, late) / (NOISE_BALL * floor)), int(body.index[0]),
                     f"the loss swings by about {np.expm1(swing):.0%} from one record to the next, and both it and "
