@@ -1589,6 +1589,20 @@ def test_a_burst_the_loss_jumped_with_beside_a_norm_that_woke_up_is_no_explosion
     assert "grad_explosion" in labels(write_log(tmp_path, records(loss, grad_norm=norm)))
 
 
+def test_a_norm_that_steps_up_with_the_loss_and_stays_a_hundredfold_up_is_an_explosion(tmp_path):
+    # The wake-up again, then a loss scale multiplied and never unscaled: at record 120 norm and loss jump
+    # together (Adam's step lags the new scale), the loss settles back to 0.1 -- and the norm stays at 60,
+    # 200x where it started. Kept pace at its peak, but never came back: exploding.
+    rng = np.random.default_rng(54)
+    t = np.arange(300)
+    norm = (0.27 + 3.7 / (1 + np.exp(-(t - 40) / 8))) * np.exp(rng.normal(0, 0.1, 300))
+    norm[120:] = 60.0 * np.exp(rng.normal(0, 0.1, 180))
+    norm[120:123] = 90.0  # the peak, where the loss jumped with it
+    loss = learning_curve(300, rng, start=1.8, end=0.1, noise=0.05)
+    loss[120:123] = 1.6
+    assert "grad_explosion" in labels(write_log(tmp_path, records(loss, grad_norm=norm)))
+
+
 def test_a_text_classifier_declaring_its_input_vocabulary_is_judged_against_its_classes(tmp_path):
     # Labels shuffled apart from the documents: the loss sits at ln 6 from the first record. The run declares
     # its 600-word input vocabulary beside its 6 classes; against ln 600 the loss would look "learned".

@@ -112,10 +112,12 @@ def _explosion(run) -> list[Finding]:
         if not _outgrew_the_loss(run, norms, len(baseline)):
             continue  # the norm grew with the loss, by no more: the loss's doing (_outgrew_the_loss)
         peak = float(norms.max())
-        if _woke_up(run, norms, step) and (float(smooth(norms, 3).max()) < SPIKE * base or
-                                           not _peak_outgrew_the_loss(run, norms)):
+        carried = float(tail(norms, 0.2).median()) < SPIKE * base and not _peak_outgrew_the_loss(run, norms)
+        if _woke_up(run, norms, step) and (float(smooth(norms, 3).max()) < SPIKE * base or carried):
             continue  # grew from a tiny start to a level it keeps while the loss kept falling (_woke_up)
             # -- a hundredfold over three records is a spike, not a wake-up, unless the loss rose with it
+            # and the norm came back below a hundredfold (a loss scale never unscaled, x4 every 150 steps,
+            # lifts norm and loss together at each step up -- and the norm stays 700x up: exploding)
         if worst is None or peak / base > worst[0]:
             worst = (peak / base, key, int(step), base, peak, norms, len(baseline))
     loss_ok = ~(run.nonfinite["train_loss"] | run.nonfinite["val_loss"])
