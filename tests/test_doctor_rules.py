@@ -1537,6 +1537,7 @@ def test_a_run_swinging_far_above_its_floor_is_oscillation_and_one_swinging_on_i
 @pytest.mark.parametrize("val, want", [
     ([1.43, 1.2, 0.34, 2.42, 1.36, 0.47, 0.24, 0.32], ["oscillation"]),  # ends lower by two of its own jumps
     ([1.43, 1.05, 0.8, 0.62, 0.5, 0.42, 0.36, 0.32], []),  # comes down steadily: learning, however noisily
+    ([1.43, 0.93, 0.68], []),  # a short run's three evaluations, 30 % down each: a descent, not jumps
 ])
 def test_a_val_loss_that_ends_below_its_first_evaluation_by_chance_is_no_sign_of_learning(tmp_path, val, want):
     # A denoising autoencoder at SGD 0.4: train swings +-50 % around 15 x its floor 0.05. Its val loss ends

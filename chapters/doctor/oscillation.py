@@ -288,7 +288,8 @@ def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
     record, and both its second half's median and the validation loss's (second half of at least three
     evaluations) sit at ``NOISE_BALL`` (1.5) x the floor or more, the validation loss neither trending down
     (Mann-Kendall z above -``TREND_Z``) nor ending ``MIN_DROP`` below its first evaluation by more than
-    ``FELL_UNITS`` (3) of its own evaluation-to-evaluation noise scales (:func:`signals.noise_scale`) -- and
+    ``FELL_UNITS`` (3) of its own evaluation-to-evaluation jumps around their trend (:func:`signals.jitter_scale`:
+    three evaluations falling 30 % each are a steady descent, with no jitter at all) -- and
     the run did not diverge (at most ``CEILING`` x the untrained reference; the learning rate never jumped).
 
     Why: stochastic gradient descent at a constant learning rate does not settle at the minimum but in a
@@ -313,7 +314,7 @@ def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
         return []
     fell = math.log(float(val.iloc[0]) / float(val.iloc[-1]))
     if signals.trend_z(np.log(val)) <= -TREND_Z or \
-            (fell > -math.log1p(-MIN_DROP) and fell > FELL_UNITS * noise_scale(np.log(val))):
+            (fell > -math.log1p(-MIN_DROP) and fell > FELL_UNITS * signals.jitter_scale(np.log(val))):
         return []  # the validation loss is still coming down: learning, however noisily
     return [Finding("oscillation", confidence(0.6, min(level, late) / (NOISE_BALL * floor)), int(body.index[0]),
                     f"the loss swings by about {np.expm1(swing):.0%} from one record to the next, and both it and "
