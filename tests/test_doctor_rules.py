@@ -58,35 +58,32 @@ def test_a_busy_neighbour_slowing_a_healthy_run_is_not_a_throughput_drop(tmp_pat
     assert labels(write_log(tmp_path, records(learning_curve(count, rng), speed))) == []
 
 
-def test_a_loader_that_stalls_and_stays_slow_is_a_throughput_drop(tmp_path):
+@pytest.mark.parametrize("key, unit", [("tokens_per_sec", "tokens/sec"), ("step_time_ms", "steps/sec")])
+def test_a_loader_that_stalls_and_stays_slow_is_a_throughput_drop(tmp_path, key, unit):
+    # A stall to 0.3x from record 120 -- logged as tokens/sec, or as step_time_ms alone (3.3x longer steps):
+    # then the speed is 1000 / step_time_ms steps per second, and the drop is the same ratio in any unit.
     rng = np.random.default_rng(1)
     count = 300
-    speed = 50_000 * np.where(np.arange(count) >= 120, 0.3, 1.0) * np.exp(rng.normal(0, 0.05, count))
-    findings = diagnose(write_log(tmp_path, records(learning_curve(count, rng), speed))).findings
-    assert [f.anomaly for f in findings] == ["throughput_drop"]
+    speed = np.where(np.arange(count) >= 120, 0.3, 1.0) * np.exp(rng.normal(0, 0.05, count))
+    logged = {"tokens_per_sec": 50_000 * speed, "step_time_ms": 9.0 / speed}[key]
+    findings = diagnose(write_log(tmp_path, records(learning_curve(count, rng), **{key: logged}))).findings
+    assert [f.anomaly for f in findings] == ["throughput_drop"] and unit in findings[0].evidence
     assert abs(findings[0].step - 1210) <= 30
 
 
-def test_a_log_that_times_its_steps_instead_of_counting_tokens_shows_the_same_drop(tmp_path):
-    # The same stalling loader, logged as step_time_ms alone (4x longer steps from record 120): the speed is
-    # 1000 / step_time_ms steps per second, and the drop is the same ratio in any unit.
-    rng = np.random.default_rng(1)
-    count = 300
-    step_ms = 9.0 * np.where(np.arange(count) >= 120, 4.0, 1.0) * np.exp(rng.normal(0, 0.05, count))
-    findings = diagnose(write_log(tmp_path, records(learning_curve(count, rng), step_time_ms=step_ms))).findings
-    assert [f.anomaly for f in findings] == ["throughput_drop"] and "steps/sec" in findings[0].evidence
-    assert abs(findings[0].step - 1210) <= 30
-
-
-def test_a_clean_step_to_just_over_half_speed_is_a_throughput_drop(tmp_path):
+@pytest.mark.parametrize("count, at, level, noise, seed", [
     # 0.55x is above the 0.5 bar, but a step that stands dozens of timing-noise scales clear and stays is
     # as plain as a deeper one (the outside runs the fixed bar missed).
-    rng = np.random.default_rng(3)
-    count = 200
-    speed = 50_000 * np.where(np.arange(count) >= 90, 0.55, 1.0) * np.exp(rng.normal(0, 0.02, count))
+    (200, 90, 0.55, 0.02, 3),
+    # A stall at record 4 of 40: the first quarter is mostly slow already, a baseline there would hide it.
+    (40, 4, 0.4, 0.03, 5),
+])
+def test_a_clean_step_down_that_stays_is_found_where_it_stepped(tmp_path, count, at, level, noise, seed):
+    rng = np.random.default_rng(seed)
+    speed = 50_000 * np.where(np.arange(count) >= at, level, 1.0) * np.exp(rng.normal(0, noise, count))
     findings = diagnose(write_log(tmp_path, records(learning_curve(count, rng), speed))).findings
     assert [f.anomaly for f in findings] == ["throughput_drop"]
-    assert abs(findings[0].step - 910) <= 30
+    assert abs(findings[0].step - 10 * (at + 1)) <= 30
 
 
 def test_a_shallow_step_as_jittery_as_a_shared_machine_is_not_a_throughput_drop(tmp_path):
@@ -94,15 +91,6 @@ def test_a_shallow_step_as_jittery_as_a_shared_machine_is_not_a_throughput_drop(
     count = 200
     speed = 50_000 * np.where(np.arange(count) >= 90, 0.55, 1.0) * np.exp(rng.normal(0, 0.08, count))
     assert labels(write_log(tmp_path, records(learning_curve(count, rng), speed))) == []
-
-
-def test_a_loader_that_stalls_in_the_first_records_is_found_from_where_it_stepped_down(tmp_path):
-    # The first quarter is mostly slow already: a baseline taken there would hide the drop.
-    rng = np.random.default_rng(5)
-    count = 40
-    speed = 50_000 * np.where(np.arange(count) >= 4, 0.4, 1.0) * np.exp(rng.normal(0, 0.03, count))
-    findings = diagnose(write_log(tmp_path, records(learning_curve(count, rng), speed))).findings
-    assert [f.anomaly for f in findings] == ["throughput_drop"]
 
 
 def test_a_throughput_drop_never_outranks_a_finding_about_the_training(tmp_path):
