@@ -74,7 +74,8 @@ def speed_curve(run) -> tuple[pd.Series, str]:
     second, ``1000 / step_time_ms``. Why either will do: at a fixed batch the two are proportional, and the
     drop is a ratio of speeds, the same in any unit."""
     tokens = run.curve("tokens_per_sec")
-    if len(tokens) or not len(step_time := run.curve("step_time_ms")):
+    step_time = run.curve("step_time_ms")
+    if len(tokens) or not len(step_time):
         return tokens, "tokens/sec"
     return 1000.0 / step_time[step_time > 0], "steps/sec"
 
