@@ -49,9 +49,9 @@ def main() -> None:
         torch.manual_seed(0)
         model = GPT(config)
         measured = measure_peak(model, batch, seq_len, dtype, args.device)
-        on_cuda = args.device.startswith("cuda")
-        ours = estimate_memory(config, batch, seq_len, dtype, checkpointing, fused_adamw=on_cuda,
-                               blas_workspaces=cuda_blas_workspaces(args.device) if on_cuda else 0).total_bytes
+        ours = estimate_memory(config, batch, seq_len, dtype, checkpointing,
+                               fused_adamw=args.device.startswith("cuda"),
+                               blas_workspaces=cuda_blas_workspaces(args.device)).total_bytes
         course = sum(course_text_estimate(count_parameters(model)[0], batch, seq_len, dtype).values())
         errors.append(abs(ours - measured) / measured)
         print(f"{preset:6} {batch:3d} {seq_len:4d} {dtype:5} {str(checkpointing):5} {measured / 1e6:12.2f} "

@@ -49,7 +49,7 @@ def run(args) -> int:
         raise UsageError(err) from None
     options = {"dtype": args.dtype, "grad_checkpointing": args.grad_checkpointing, "attention": args.attention,
                "fused_adamw": device.type == "cuda",
-               "blas_workspaces": cuda_blas_workspaces(device) if device.type == "cuda" else 0}
+               "blas_workspaces": cuda_blas_workspaces(device)}
     estimate = estimate_memory(config, batch_size, seq_len, **options)
     report = estimate.to_json()
     if args.measure:

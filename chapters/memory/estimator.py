@@ -131,11 +131,13 @@ def estimate_memory(config: GPTConfig, batch_size: int, seq_len: int, dtype: str
 
 def cuda_blas_workspaces(device: torch.device | str = "cuda") -> int:
     """Bytes of cuBLAS workspace a training step holds on ``device``: one workspace per thread that
-    multiplies matrices there -- the forward pass's and autograd's backward thread: two.
+    multiplies matrices there -- the forward pass's and autograd's backward thread: two. 0 off CUDA.
 
     The size is PyTorch's default (ATen's ``CublasHandlePool.cpp``): 32 MiB from Hopper (compute capability
     9) on -- 32 MiB measured on an H200 -- and 4 MiB x 2 + 16 KiB x 8 before it. ``CUBLAS_WORKSPACE_CONFIG``
     (set for deterministic cuBLAS) changes it and is not read here: the estimate is then off by that much."""
+    if torch.device(device).type != "cuda":
+        return 0
     major, _ = torch.cuda.get_device_capability(device)
     per_thread = 32 * 2**20 if major >= 9 else 2 * 4 * 2**20 + 8 * 16 * 2**10
     return 2 * per_thread

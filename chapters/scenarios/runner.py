@@ -16,6 +16,7 @@ import torch
 
 from chapters.core import distributed
 from chapters.errors import ScenarioError
+from chapters.records.jsonl import LOG_NAME
 from chapters.scenarios import SCENARIOS
 from chapters.records.runlog import RunLog
 from chapters.scenarios.base import Options, RunPlan, execute, shows_symptom
@@ -66,7 +67,7 @@ def run_variant(scenario_id: str, variant: str, options: Options, run_dir: Path)
             execute(plan, run_dir, monitoring(run_dir))
         except Exception:  # noqa: BLE001 -- the run's failure is in its log (run_end status and error)
             pass
-    if not any(run_dir.glob("*.jsonl")):  # it died before its logger opened (a child's error went to stderr)
+    if not (run_dir / LOG_NAME).is_file():  # it died before its logger opened (a child's error went to stderr)
         raise ScenarioError(f"the {scenario_id} {variant} run wrote no log: it failed before training began "
                             f"(its error is printed above)")
     return RunLog.load(run_dir)
