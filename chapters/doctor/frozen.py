@@ -59,7 +59,7 @@ def check(run) -> list[Finding]:
         moving = [k for k in keys if k not in frozen and (table[k].abs() > ZERO).any()]
         if len(moving) < 2:  # a network that died leaves one group learning, the head's bias (the prior)
             frozen = [k for k in frozen if k in always]
-        if _learned_nothing(run):
+        if frozen and _learned_nothing(run):
             frozen = [k for k in frozen if not _gradient_is_zero(run, k)]  # dead units, not a freeze
         if frozen and moving:
             first = frozen[0]

@@ -112,12 +112,10 @@ def _explosion(run) -> list[Finding]:
         if not _outgrew_the_loss(run, norms, len(baseline)):
             continue  # the norm grew with the loss, by no more: the loss's doing (_outgrew_the_loss)
         peak = float(norms.max())
-        carried = float(tail(norms, 0.2).median()) < SPIKE * base and not _peak_outgrew_the_loss(run, norms)
-        if _woke_up(run, norms, step) and (float(smooth(norms, 3).max()) < SPIKE * base or carried):
+        if _woke_up(run, norms, step) and (float(smooth(norms, 3).max()) < SPIKE * base or
+                                           _burst_carried_by_the_loss(run, norms, base)):
             continue  # grew from a tiny start to a level it keeps while the loss kept falling (_woke_up)
-            # -- a hundredfold over three records is a spike, not a wake-up, unless the loss rose with it
-            # and the norm came back below a hundredfold (a loss scale never unscaled, x4 every 150 steps,
-            # lifts norm and loss together at each step up -- and the norm stays 700x up: exploding)
+            # -- a hundredfold over three records is a spike, not a wake-up, unless the loss carried it
         if worst is None or peak / base > worst[0]:
             worst = (peak / base, key, int(step), base, peak, norms, len(baseline))
     loss_ok = ~(run.nonfinite["train_loss"] | run.nonfinite["val_loss"])
@@ -327,6 +325,14 @@ def _woke_up(run, norms: pd.Series, step: int) -> bool:
     quarter = len(later) // 4
     grew = float(later.iloc[-quarter:].median()) / float(later.iloc[:quarter].median())
     return grew < SETTLED and float(tail(loss, 0.2).median()) < float(around.median())
+
+
+def _burst_carried_by_the_loss(run, norms: pd.Series, base: float) -> bool:
+    """Was a hundredfold burst the loss's doing: the norm back under ``SPIKE`` x ``base`` over the last fifth
+    of the run, and at its peak no faster than the loss (:func:`_peak_outgrew_the_loss`)? Why both: a loss
+    scale never unscaled (x4 every 150 steps) lifts norm and loss together at each step up too -- but its
+    norm stays 700x up: exploding."""
+    return float(tail(norms, 0.2).median()) < SPIKE * base and not _peak_outgrew_the_loss(run, norms)
 
 
 def _peak_outgrew_the_loss(run, norms: pd.Series) -> bool:

@@ -312,9 +312,10 @@ def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
     late = float(val.iloc[len(val) // 2:].median())
     if swing < signals.THRASH or level < NOISE_BALL * floor or late < NOISE_BALL * floor or level > CEILING * reference:
         return []
-    fell = math.log(float(val.iloc[0]) / float(val.iloc[-1]))
-    if signals.trend_z(np.log(val)) <= -TREND_Z or \
-            (fell > -math.log1p(-MIN_DROP) and fell > FELL_UNITS * signals.jitter_scale(np.log(val))):
+    log_val = np.log(val)
+    fell = float(log_val.iloc[0] - log_val.iloc[-1])
+    if signals.trend_z(log_val) <= -TREND_Z or \
+            (fell > -math.log1p(-MIN_DROP) and fell > FELL_UNITS * signals.jitter_scale(log_val)):
         return []  # the validation loss is still coming down: learning, however noisily
     return [Finding("oscillation", confidence(0.6, min(level, late) / (NOISE_BALL * floor)), int(body.index[0]),
                     f"the loss swings by about {np.expm1(swing):.0%} from one record to the next, and both it and "
