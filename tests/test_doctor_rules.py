@@ -1606,6 +1606,23 @@ def test_a_norm_that_steps_up_with_the_loss_and_stays_a_hundredfold_up_is_an_exp
     assert "grad_explosion" in labels(write_log(tmp_path, records(loss, grad_norm=norm)))
 
 
+@pytest.mark.parametrize("escapes, want", [(True, False), (False, True)])
+def test_a_norm_that_takes_off_as_the_loss_leaves_a_plateau_is_no_explosion(tmp_path, escapes, want):
+    # A VAE flat at 3.2, its decoder ignoring the latent code; then, over the last quarter, the loss drops
+    # 30 % while the norm rises 0.4 -> 16 (x40): the slope downhill grew, and with it the gradient (an
+    # outside VAE ended before its norm could settle). The same rise beside a loss that goes on falling at
+    # its slow, even pace (a loss scale never undone) is an explosion.
+    rng = np.random.default_rng(57)
+    count = 200
+    rise = np.concatenate([np.ones(150), np.geomspace(1, 40, 20), np.full(30, 40.0)])
+    norm = 0.4 * rise * np.exp(rng.normal(0, 0.2, count))
+    loss = 3.2 * np.exp(np.linspace(0, -0.05, count) + rng.normal(0, 0.02, count))
+    if escapes:
+        loss[-50:] *= np.geomspace(1, 0.7, 50)
+    found = labels(write_log(tmp_path, records(loss, grad_norm=norm)))
+    assert ("grad_explosion" in found) == want
+
+
 def test_a_text_classifier_declaring_its_input_vocabulary_is_judged_against_its_classes(tmp_path):
     # Labels shuffled apart from the documents: the loss sits at ln 6 from the first record. The run declares
     # its 600-word input vocabulary beside its 6 classes; against ln 600 the loss would look "learned".

@@ -75,6 +75,8 @@ VANISH_TOTAL = 1e-6
 # weight's step. Measured on the benchmark: healthy runs 0.02 and more, vanishing ones 2e-6 and less.
 UPDATE_VANISH_RATIO = 1e-4
 TOGETHER = 0.5  # correlation of log norm and log loss over the loss's climb: the norm rose with it (_led_by)
+ESCAPE = 2.0  # the loss falling this many times faster once the norm took off: leaving a plateau
+MIN_FALL = 0.1  # ... and by this much: a descent, not noise (_escaping_a_plateau)
 SETTLED = 2.0  # a norm that less than doubled over the second half has stopped growing (_woke_up)
 # A loss scaler that skips a tenth of its steps is overflowing 200x as often as its design rate (one skip per
 # 2,000 clean steps): the gradients are too large for float16 at any scale (skipped_steps).
@@ -116,6 +118,8 @@ def _explosion(run) -> list[Finding]:
                                            _burst_carried_by_the_loss(run, norms, base)):
             continue  # grew from a tiny start to a level it keeps while the loss kept falling (_woke_up)
             # -- a hundredfold over three records is a spike, not a wake-up, unless the loss carried it
+        if float(smooth(norms, 3).max()) < SPIKE * base and _escaping_a_plateau(run, step):
+            continue  # the norm took off as the loss began to fall in earnest: a saddle left behind
         if worst is None or peak / base > worst[0]:
             worst = (peak / base, key, int(step), base, peak, norms, len(baseline))
     loss_ok = ~(run.nonfinite["train_loss"] | run.nonfinite["val_loss"])
@@ -325,6 +329,30 @@ def _woke_up(run, norms: pd.Series, step: int) -> bool:
     quarter = len(later) // 4
     grew = float(later.iloc[-quarter:].median()) / float(later.iloc[:quarter].median())
     return grew < SETTLED and float(tail(loss, 0.2).median()) < float(around.median())
+
+
+def _escaping_a_plateau(run, step: int) -> bool:
+    """Did the training loss, flat or falling before ``step`` (where the norm passed ``EXPLODE`` x), fall at
+    least ``ESCAPE`` (2) x faster per step from there to the end, and by ``MIN_FALL`` (10 %) or more? Rates
+    in log loss per step, over a rolling median of 3.
+
+    Why: a network can sit on a plateau -- a saddle, or a VAE whose decoder ignores its latent code -- where
+    the loss surface is nearly flat and so is the gradient; leaving it, the gradient grows *because* the
+    slope downhill does, and the loss drops faster than it ever did (an outside VAE: flat at 3.2 for 170
+    steps, then 3.0 -> 2.2 in 30 while its norm rose 0.4 -> 17; the run ended there, before the norm could
+    settle as :func:`_woke_up` asks: ``grad_explosion`` until 2026-12-04). Gradients that explode on their
+    own do not speed the descent up: a loss scale never undone leaves the loss falling at its usual,
+    slowing pace, and a learning rate too high throws the loss *up* before the norm takes off. Under
+    ``SPIKE`` only: a norm a hundredfold up is not a slope."""
+    loss = run.curve("train_loss")
+    loss = np.log(smooth(loss[loss > 0], 3))
+    before, after = loss[loss.index <= step], loss[loss.index >= step]
+    if len(before) < 3 or len(after) < 3:
+        return False
+    fell_before = (before.iloc[0] - before.iloc[-1]) / (before.index[-1] - before.index[0])
+    fell_after = (after.iloc[0] - after.iloc[-1]) / max(after.index[-1] - after.index[0], 1)
+    return fell_before >= 0 and fell_after >= ESCAPE * fell_before and \
+        after.iloc[0] - after.iloc[-1] >= -math.log1p(-MIN_FALL)
 
 
 def _burst_carried_by_the_loss(run, norms: pd.Series, base: float) -> bool:
