@@ -1623,6 +1623,29 @@ def test_a_norm_that_takes_off_as_the_loss_leaves_a_plateau_is_no_explosion(tmp_
     assert ("grad_explosion" in found) == want
 
 
+@pytest.mark.parametrize("tail, want", [([0.49, 0.7, 0.95, 1.21], True), ([0.49, 0.7, 0.95, 0.4, 0.36], False)])
+def test_a_run_that_turns_in_its_last_records_and_stays_up_has_diverged(tmp_path, tail, want):
+    # A logistic regression learns ln 2 -> 0.34, then its loss's sign flips (gradient ascent) at step 600 of
+    # 800: its last four records climb past the untrained ln 2 -- too late to move the median of its last
+    # fifth. Climbing to the end, it gave back what it learned. Back down by its last records, it did not.
+    rng = np.random.default_rng(58)
+    loss = np.concatenate([learning_curve(36, rng, start=0.65, end=0.34, noise=0.03), tail])
+    found = labels(write_log(tmp_path, records(loss), start={"num_classes": 2}))
+    assert ("divergence" in found) == want
+
+
+@pytest.mark.parametrize("tooth, want", [(0.3, True), (0.0, False)])
+def test_an_epoch_logged_three_times_can_still_show_its_shape(tmp_path, tooth, want):
+    # A CNN on label-sorted images, 15 steps an epoch logged every 5: three records an epoch, too few for
+    # four phase bins -- and the middle one 30 % high in each of 40 epochs. Without the tooth, the same
+    # noisy curve shows no shape.
+    rng = np.random.default_rng(59)
+    loss = learning_curve(120, rng, start=1.4, end=0.5, noise=0.08) * np.exp(tooth * (np.arange(120) % 3 == 1))
+    rows = [{**row, "step": 5 * (i + 1), "epoch": i // 3} for i, row in enumerate(records(loss))]
+    found = labels(write_log(tmp_path, rows, start={"steps_per_epoch": 15}))
+    assert ("no_shuffle" in found) == want
+
+
 def test_a_text_classifier_declaring_its_input_vocabulary_is_judged_against_its_classes(tmp_path):
     # Labels shuffled apart from the documents: the loss sits at ln 6 from the first record. The run declares
     # its 600-word input vocabulary beside its 6 classes; against ln 600 the loss would look "learned".

@@ -240,7 +240,11 @@ def relapse(loss: pd.Series, reference: float):
     """(step, best, end) when the run learned and then gave most of it back, to the end; else None.
 
     ``best`` is the smoothed minimum, ``step`` the first record of the sustained stretch at or above
-    ``best + GAVE_BACK x (reference - best)``, ``end`` the smoothed level over the last fifth.
+    ``best + GAVE_BACK x (reference - best)``, ``end`` the smoothed level over the last fifth -- or from
+    ``step`` on, when every smoothed record since then stayed at or above that mark. Why the second: a run
+    that turned in its last tenth has not yet moved the last fifth's median (a logistic regression whose
+    loss's sign flipped at step 600 of 800: 0.34, then 0.49, 0.70, 1.21 in its last records, above its
+    untrained ln 2 -- healthy until 2026-12-04); a climb that never came back down is given back to the end.
     """
     if len(loss) < 8 or reference <= 0:
         return None
@@ -252,10 +256,12 @@ def relapse(loss: pd.Series, reference: float):
     back = best + GAVE_BACK * (reference - best)
     after = smoothed.loc[best_step:]
     step = first_sustained(after >= back, max(3, len(loss) // 50))
-    end = float(tail(smoothed, 0.2).median())
-    if step is None or end < back:
+    if step is None:
         return None
-    return int(step), best, end
+    end = float(tail(smoothed, 0.2).median())
+    if end < back and not (after.loc[step:] >= back).all():
+        return None  # came back down (or a late climb that has not stayed up to the end)
+    return int(step), best, max(end, float(after.loc[step:].median()))
 
 
 def dead_network(run, loss: pd.Series, reference: float):
