@@ -1646,6 +1646,22 @@ def test_an_epoch_logged_three_times_can_still_show_its_shape(tmp_path, tooth, w
     assert ("no_shuffle" in found) == want
 
 
+@pytest.mark.parametrize("norm_after, exploded", [(1.3, False), (40.0, True)])
+def test_a_norm_spike_at_the_record_the_loss_leapt_further_is_the_loss_thrown_out(tmp_path, norm_after, exploded):
+    # Adam's learning rate raised 3000-fold at step 250 (not logged): the loss leaps from 0.34 to 220 and
+    # stays far up; the norm, which wobbled to 15x once while the loss was still falling, leaps from 0.3 to
+    # 86 at that record and is back at 1.3 two records later -- the loss thrown out carried one record of
+    # huge gradients: divergence. A norm that stays 130x up after the leap goes on exploding.
+    rng = np.random.default_rng(60)
+    loss = learning_curve(50, rng, start=2.2, end=0.33, noise=0.03)
+    loss[25:] = np.geomspace(220, 70, 25) * np.exp(rng.normal(0, 0.05, 25))
+    norm = 0.3 * np.exp(rng.normal(0, 0.2, 50))
+    norm[12:14] = 5.1, 1.8
+    norm[25:27], norm[27:] = (86.0, 15.8), norm_after * np.exp(rng.normal(0, 0.1, 23))
+    found = labels(write_log(tmp_path, records(loss, grad_norm=norm), start={"vocab_size": 10}))
+    assert "divergence" in found and ("grad_explosion" in found) == exploded
+
+
 def test_a_text_classifier_declaring_its_input_vocabulary_is_judged_against_its_classes(tmp_path):
     # Labels shuffled apart from the documents: the loss sits at ln 6 from the first record. The run declares
     # its 600-word input vocabulary beside its 6 classes; against ln 600 the loss would look "learned".

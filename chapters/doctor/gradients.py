@@ -108,9 +108,12 @@ def _explosion(run) -> list[Finding]:
             step = spike
         if step is None or lr_raised(run, step, window_for(len(norms))):
             continue  # nothing, or the learning rate jumped there: divergence
-        if float(tail(norms, 0.2).median()) < EXPLODE * base and (spike is None or _died(run)):
+        if float(tail(norms, 0.2).median()) < EXPLODE * base and (spike is None or _died(run) or
+                                                                 not _peak_outgrew_the_loss(run, norms)):
             continue  # rose tenfold and came back down: the symptom of a loss spike (divergence), not
-            # gradients that keep exploding; or one spike that killed the network (loss_plateau)
+            # gradients that keep exploding; or one spike that killed the network (loss_plateau); or a
+            # hundredfold spike at the record the loss leapt by as much or more, the loss thrown out
+            # (an LR raised 3000-fold: loss x640, norm x260 for one record, then back to 4x)
         if not _outgrew_the_loss(run, norms, len(baseline)):
             continue  # the norm grew with the loss, by no more: the loss's doing (_outgrew_the_loss)
         peak = float(norms.max())
