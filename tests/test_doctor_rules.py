@@ -1662,6 +1662,21 @@ def test_a_norm_spike_at_the_record_the_loss_leapt_further_is_the_loss_thrown_ou
     assert "divergence" in found and ("grad_explosion" in found) == exploded
 
 
+@pytest.mark.parametrize("val_start, val_trend, want", [(4.0, 0.0, True), (5.0, -0.4, False)])
+def test_a_noise_ball_shows_on_the_validation_loss_when_the_batches_hide_it(tmp_path, val_start, val_trend, want):
+    # A flow at SGD 0.1, batch 16: the train loss sits at 1.7x its floor of 2.14, swinging only 7 % per
+    # record (below the 10 % that calls a train loss thrashing), while the fixed validation set jumps 15 %
+    # from one evaluation to the next with no trend: the weights are thrown about far above the minimum.
+    # The same jumps on a val loss that comes down by a third (still 1.6x the floor) are a run still learning.
+    rng = np.random.default_rng(61)
+    loss = 3.6 * np.exp(rng.normal(0, 0.07, 400))
+    loss[:5] = [7.2, 5.0, 4.2, 3.9, 3.8]
+    val = val_start * np.exp(np.linspace(0, val_trend, 10) + rng.normal(0, 0.15, 10))
+    logged = records(loss) + [{"step": 400 * (i + 1), "val_loss": float(v)} for i, v in enumerate(val)]
+    path = write_log(tmp_path, sorted(logged, key=lambda r: r["step"]), start={"loss_floor": 2.14})
+    assert ("oscillation" in labels(path)) == want
+
+
 def test_a_text_classifier_declaring_its_input_vocabulary_is_judged_against_its_classes(tmp_path):
     # Labels shuffled apart from the documents: the loss sits at ln 6 from the first record. The run declares
     # its 600-word input vocabulary beside its 6 classes; against ln 600 the loss would look "learned".

@@ -285,7 +285,9 @@ def wild_and_stuck(run, loss: pd.Series, reference: float) -> bool:
 
 def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
     """With a declared ``loss_floor``: the training loss swings by ``signals.THRASH`` or more from record to
-    record, and both its second half's median and the validation loss's (second half of at least three
+    record -- or the validation loss jumps by that much from one evaluation to the next (around its trend,
+    :func:`signals.jitter_scale`, after its first quarter, at least ``signals.TREND_EVALS`` evaluations) --
+    and both its second half's median and the validation loss's (second half of at least three
     evaluations) sit at ``NOISE_BALL`` (1.5) x the floor or more, the validation loss neither trending down
     (Mann-Kendall z above -``TREND_Z``) nor ending ``MIN_DROP`` below its first evaluation by more than
     ``FELL_UNITS`` (3) of its own evaluation-to-evaluation jumps around their trend (:func:`signals.jitter_scale`:
@@ -303,25 +305,35 @@ def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
     val 1.55 x with train on the floor, a CNN whose val loss drifted up). Why the noise units: a val loss that
     jumps 0.24 <-> 2.4 from one evaluation to the next (a denoising autoencoder at SGD 0.4, 7 x its floor,
     an outside set of 2026-12-04) ended below its first evaluation by two of its own jumps -- chance, not
-    learning; a healthy run still coming down does so by far more than its evaluations jitter."""
+    learning; a healthy run still coming down does so by far more than its evaluations jitter. Why the
+    validation loss's jumps may stand in for the batches': a batch of 16-128 averages its examples' noise
+    away, so the train loss can swing 5-7 % per record while the weights are thrown about -- but a fixed
+    validation set has no sampling noise, and its jumps are the weights' alone (a SIREN at SGD 0.3 at 300 x
+    its floor, two flows at SGD 0.1 and momentum 0.02 at 1.6 x theirs, val jumping 12-15 % per evaluation
+    with no trend: healthy or ``loss_plateau`` until 2026-12-04, two outside sets). Of 239 healthy outside
+    runs with a floor and five evaluations, those whose val loss jumps that much were all still coming down."""
     floor = run.info("loss_floor")
     val = signals.val_losses(run)
     if floor is None or floor <= 0 or len(val) < 3 or lr_ever_raised(run):
         return []
     body, swing, level = swings(loss)
     late = float(val.iloc[len(val) // 2:].median())
-    if swing < signals.THRASH or level < NOISE_BALL * floor or late < NOISE_BALL * floor or level > CEILING * reference:
-        return []
     log_val = np.log(val)
+    val_jumps = signals.jitter_scale(log_val.iloc[len(val) // 4:]) if len(val) >= signals.TREND_EVALS else 0.0
+    if max(swing, val_jumps) < signals.THRASH or level < NOISE_BALL * floor or late < NOISE_BALL * floor or \
+            level > CEILING * reference:
+        return []
     fell = float(log_val.iloc[0] - log_val.iloc[-1])
     if signals.trend_z(log_val) <= -TREND_Z or \
             (fell > -math.log1p(-MIN_DROP) and fell > FELL_UNITS * signals.jitter_scale(log_val)):
         return []  # the validation loss is still coming down: learning, however noisily
+    swinging = (f"the loss swings by about {np.expm1(swing):.0%} from one record to the next" if swing >= signals.THRASH
+                else f"the validation loss jumps by about {np.expm1(val_jumps):.0%} from one evaluation to the next")
     return [Finding("oscillation", confidence(0.6, min(level, late) / (NOISE_BALL * floor)), int(body.index[0]),
-                    f"the loss swings by about {np.expm1(swing):.0%} from one record to the next, and both it and "
-                    f"the validation loss sit at {min(level, late) / floor:.1f} x the loss floor {floor:.4g} or "
-                    "more without coming down: the steps are too large for the batch, and the run bounces about "
-                    "far above the minimum instead of settling into it",
+                    f"{swinging}, and both the training and the validation loss sit at "
+                    f"{min(level, late) / floor:.1f} x the loss floor {floor:.4g} or more without coming down: the "
+                    "steps are too large for the batch, and the run bounces about far above the minimum instead of "
+                    "settling into it",
                     fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
 
 
