@@ -1677,6 +1677,21 @@ def test_a_noise_ball_shows_on_the_validation_loss_when_the_batches_hide_it(tmp_
     assert ("oscillation" in labels(path)) == want
 
 
+@pytest.mark.parametrize("loss_peak, first", [(10_000.0, "divergence"), (20.0, "grad_explosion")])
+def test_which_grew_more_is_measured_from_where_the_norm_took_off(tmp_path, loss_peak, first):
+    # An LSTM autoencoder learns 0.32 -> 0.17 while its norm grows 0.03 -> 0.2, then the loss's sign flips
+    # (gradient ascent): the loss climbs to 10,000 and the norm to 1,200. From the records before the take-off
+    # the loss grew 60,000-fold, the norm 6,000-fold: the loss led (measured from the run's first records,
+    # 0.32 and 0.03, the norm "grew more"). A loss that climbed only to 20 beside the same norm did not.
+    rng = np.random.default_rng(62)
+    loss = np.concatenate([learning_curve(40, rng, start=0.32, end=0.17, noise=0.02),
+                           np.geomspace(0.5, loss_peak, 40)])
+    norm = np.concatenate([np.geomspace(0.03, 0.2, 40), np.geomspace(2.0, 1_200.0, 40)]) * \
+        np.exp(rng.normal(0, 0.1, 80))
+    found = labels(write_log(tmp_path, records(loss, grad_norm=norm), start={"loss_floor": 0.01}))
+    assert found[:1] == [first] and {"divergence", "grad_explosion"} <= set(found)
+
+
 def test_a_text_classifier_declaring_its_input_vocabulary_is_judged_against_its_classes(tmp_path):
     # Labels shuffled apart from the documents: the loss sits at ln 6 from the first record. The run declares
     # its 600-word input vocabulary beside its 6 classes; against ln 600 the loss would look "learned".

@@ -172,7 +172,8 @@ def _led_by(run, norms: pd.Series, first: int, base: float, step: int) -> str:
     ``"loss"`` when the loss grew by as many or more *and* the norm climbed with it
     (:func:`_climbed_together`), ``""`` when the log cannot say (the loss did not climb ``RISE`` x within
     the log, or the norm jumped and then held still). Growth is the peak (rolling median of 3 records: one
-    record is no peak) over the level in the baseline's ``first`` records, on a log scale.
+    record is no peak) over the level in the baseline's ``first`` records, on a log scale -- or, when the
+    loss had come down by the time the norm took off, over the three records before ``step`` (both).
     :func:`rules.rank <chapters.doctor.rules.rank>` lists the driver first, whichever moved first.
 
     Why sizes rather than onsets: an update follows the gradient, so the norm moves a record or more before
@@ -193,7 +194,16 @@ def _led_by(run, norms: pd.Series, first: int, base: float, step: int) -> str:
     loss_peak = float(smooth(loss, 3).max())
     if loss_peak < RISE * loss_start:
         return ""  # the loss did not climb within the log (it may have been thrown up before it): no race
-    if math.log(float(smooth(norms, 3).max()) / base) > math.log(loss_peak / loss_start):
+    norm_peak = float(smooth(norms, 3).max())
+    norm_growth, loss_growth = math.log(norm_peak / base), math.log(loss_peak / loss_start)
+    loss_before, norm_before = loss[loss.index < step].iloc[-3:], norms[norms.index < step].iloc[-3:]
+    if len(loss_before) and len(norm_before) and float(loss_before.median()) < loss_start:
+        # A run that learned before the take-off climbs from its low, not from its untrained start: both
+        # growths from the records just before ``step`` (a loss at 0.17 thrown to 10,000 grew 11 orders of e,
+        # its norm 0.2 -> 1,170 grew 9 -- measured from the start, 0.32 and 0.03, the norm "led")
+        norm_growth = math.log(norm_peak / float(norm_before.median()))
+        loss_growth = math.log(loss_peak / float(loss_before.median()))
+    if norm_growth > loss_growth:
         return "gradient"
     return "loss" if _climbed_together(norms, loss, step) else ""
 
