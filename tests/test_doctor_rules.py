@@ -1692,6 +1692,21 @@ def test_which_grew_more_is_measured_from_where_the_norm_took_off(tmp_path, loss
     assert found[:1] == [first] and {"divergence", "grad_explosion"} <= set(found)
 
 
+@pytest.mark.parametrize("tooth, want", [(0.0, False), (0.3, True)])
+def test_a_shape_the_halves_share_by_chance_is_not_locked_to_the_epoch(tmp_path, tooth, want):
+    # A reshuffled classifier logged every 10 steps of a 39-step epoch: 40 records, two or three in each
+    # phase bin of each half. This one's halves correlate 0.90 by chance (the 1 % test asks 0.80), but
+    # rotating each epoch at random explains as much 3 % of the time: no shape locked to the epoch. A tooth
+    # where each epoch's data turns to a harder group is.
+    rng = np.random.default_rng(307)
+    loss = learning_curve(40, rng, start=1.2, end=0.2, noise=0.08)
+    steps = 10 * (np.arange(40) + 1)
+    loss = loss * np.exp(tooth * ((steps - 1) % 39 >= 20))
+    rows = [{**row, "step": int(step)} for row, step in zip(records(loss), steps)]
+    found = labels(write_log(tmp_path, rows, start={"steps_per_epoch": 39}))
+    assert ("no_shuffle" in found) == want
+
+
 def test_a_text_classifier_declaring_its_input_vocabulary_is_judged_against_its_classes(tmp_path):
     # Labels shuffled apart from the documents: the loss sits at ln 6 from the first record. The run declares
     # its 600-word input vocabulary beside its 6 classes; against ln 600 the loss would look "learned".

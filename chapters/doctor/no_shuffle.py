@@ -17,7 +17,10 @@ records per bin fit noise too), and twice that, and at least ``MIN_EPOCHS`` epoc
 variance, 4 % of it chance's -- a shape real to the test but a sixteenth of the loss's noise, which no
 reshuffling would change; the class-sorted and file-order runs it names explain 13-90 % beyond chance.)
 Why split halves: a random shape can look periodic once; the same shape in two independent sets of epochs is
-not noise. Unless the log was smoothed: when consecutive detrended records are nearly equal (lag-1
+not noise. And, since 2026-12-04, locked to the epoch: a shape that passed both tests must also explain more
+than all but 1 % of random rotations of the epochs (:func:`_rotation_chance`) -- with two or three records in
+each bin of each half, the halves' profiles agree by chance more often than their 1 % (8 of 400 healthy
+curves logged four times an epoch; 2 with the rotations). Unless the log was smoothed: when consecutive detrended records are nearly equal (lag-1
 autocorrelation at least ``SMOOTH_RESIDUAL``, 0.9 -- a loss logged as a moving average, where raw batch noise
 gives about 0), what the rolling mean leaves of a steep trend is the same slope in every epoch, and it passes
 both tests. Then the shape must also repeat, with the same correlation, in the record-to-record *differences*:
@@ -95,7 +98,7 @@ MIN_CORRELATION = {8: 0.8, 4: 0.98}  # one-sided p of about 1 % for 8 and for 4 
 CHANCE = 0.01  # the same 1 % for a record-by-record comparison (min_correlation)
 SHORT_EPOCH = 3  # records an epoch: too few for four phase bins, tested by rotation instead (_short_epoch_shape)
 SHORT_CHANCE = 0.001  # ... at this level
-ROTATIONS = 2000  # random rotations that level needs to be reached (at most one as shaped as the real epoch)
+ROTATIONS = 1000  # random rotations per test: SHORT_CHANCE is reached when none is as shaped as the real epoch
 MAX_ROTATED_EPOCHS = 2000
 FINE = 8  # records per epoch from which the shape is also compared record by record (class blocks; 12 until
 # 2026-12-03, when ten records an epoch of two outside transformers reading grouped strings in file order
@@ -241,12 +244,14 @@ class EpochShape:
     profile: np.ndarray  # the mean shape: detrended log loss per phase bin
     threshold: float  # the correlation it must reach: MIN_CORRELATION, or min_correlation by record
     by_record: bool  # compared record by record (class blocks), not in eight or four bins
+    locked: float  # share of random rotations of the epochs that explain as much (_rotation_chance); 1 if unasked
 
     @property
     def repeats(self) -> bool:
-        """The rule's threshold: the same shape in both halves, and a shape that explains more than noise."""
+        """The rule's threshold: the same shape in both halves, a shape that explains more than noise, and one
+        locked to the epoch beyond what rotating each epoch at random gives."""
         return bool(self.correlation >= self.threshold and self.share - self.chance >= MIN_SHARE
-                    and self.share >= 2 * self.chance)
+                    and self.share >= 2 * self.chance and self.locked <= CHANCE)
 
 
 def epoch_shape(loss, steps_per_epoch: int) -> EpochShape | None:
@@ -327,8 +332,10 @@ def _split_half(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray, resoluti
             chance = (bins - 1) / max(1, int(usable.sum()) - 1)
             shape = np.bincount(cell, residual, minlength=bins) / np.maximum(np.bincount(cell, minlength=bins), 1)
             smoothness = float(np.corrcoef(residual[:-1], residual[1:])[0, 1]) if residual.std() > 0 else 0.0
+            explains = share - chance >= MIN_SHARE and share >= 2 * chance  # only then is the rotation test asked
+            locked = _rotation_chance(scaled[usable], epochs[usable], cell[usable], bins) if explains else 1.0
             return EpochShape(correlation, share, chance, count, float(np.exp(shape.max() - shape.min()) - 1), bins,
-                              smoothness, shape, threshold, by_record)
+                              smoothness, shape, threshold, by_record, locked)
     return None
 
 
@@ -351,44 +358,45 @@ def _short_epoch_shape(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray) -
     run logged three times a 15-step epoch for 40 epochs holds 40 repeats of its shape, and a rotation test
     asks all of them at once: does the same record of the epoch stand out in every epoch more than it would
     if each epoch's three records were turned round at random? (An outside CNN on label-sorted images: the
-    middle record high in each of 40 epochs, none of 40,000 rotations as shaped; healthy until 2026-12-04, as
+    middle record high in each of 40 epochs, none of 2,000 rotations as shaped; healthy until 2026-12-04, as
     were a survival model sorted by time and a transformer on sorted strings. Healthy runs logged that way:
-    rotation chance 1.4-95 %.) Why 0.1 %, ten times stricter than the other tests: the share test beside it
-    is the only other guard. Two records an epoch are not tested: a pattern of every other record is a
+    rotation chance 1.4-95 %.) Why 0.1 %, ten times stricter than a shape the split-half test also found
+    needs: here the share test is the only other guard. Two records an epoch are not tested: a pattern of every other record is a
     bounce as much as an epoch's shape."""
     shape = _split_half(loss, phase, epoch, (SHORT_EPOCH,), by_record=True)
-    if shape is None or _rotation_chance(loss, phase, epoch) > SHORT_CHANCE:
+    if shape is None or shape.locked > SHORT_CHANCE:
         return None
     return replace(shape, threshold=-1.0)  # the rotation test stands in for the split-half correlation
 
 
-def _rotation_chance(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray) -> float:
-    """The share of ``ROTATIONS`` rotations -- each epoch's ``SHORT_EPOCH`` phase cells turned round by a
-    random whole number of cells (a fixed seed: the doctor is deterministic) -- whose mean shape explains as
-    much of the scaled residual as the real one (the observed arrangement counted among them).
+def _rotation_chance(scaled: np.ndarray, epochs: np.ndarray, cell: np.ndarray, bins: int) -> float:
+    """The share of ``ROTATIONS`` rotations -- each epoch's phase cells turned round by a random whole number
+    of cells (a fixed seed: the doctor is deterministic) -- whose mean shape explains as much of the scaled
+    residual as the real arrangement (which is counted among them).
 
-    Why rotations: they keep each epoch's own records, with their spread and their order round the epoch,
-    and only take away where in the epoch they fall -- exactly what "the shape is locked to the epoch"
-    claims. At most ``MAX_ROTATED_EPOCHS`` epochs, evenly spaced, enter: a shape locked to the epoch shows in
-    any 2,000 of them, and the test's cost grows with their number."""
-    epochs = _numbered(epoch)
-    _, scaled, usable = _scaled_residual(loss, epochs)
-    cell = np.minimum((phase * SHORT_EPOCH).astype(int), SHORT_EPOCH - 1)
-    count = int(epochs[-1]) + 1
-    sums, counts = np.zeros((count, SHORT_EPOCH)), np.zeros((count, SHORT_EPOCH))
-    np.add.at(sums, (epochs[usable], cell[usable]), scaled[usable])
-    np.add.at(counts, (epochs[usable], cell[usable]), 1.0)
+    Why, beside the split-half correlation: that test compares bin means as if they were independent points,
+    and a log of few records an epoch -- two or three in a bin of each half -- or a smooth leftover of the
+    trend in every epoch passes it by chance more often than its 1 % (a reshuffled ECG classifier, 40
+    records over 11 epochs, its halves correlating 0.92: ``no_shuffle`` until 2026-12-04; rotations gave its
+    shape 2-3 % chance). Rotations keep each epoch's own records, their spread and their order round the
+    epoch, and take away only *where* in the epoch they fall -- exactly what "the shape is locked to the
+    epoch" claims. At most ``MAX_ROTATED_EPOCHS`` epochs, evenly spaced, enter: a shape locked to the epoch
+    shows in any 2,000 of them, and the test's cost grows with their number."""
+    count = int(epochs.max()) + 1
+    sums, counts = np.zeros((count, bins)), np.zeros((count, bins))
+    np.add.at(sums, (epochs, cell), scaled)
+    np.add.at(counts, (epochs, cell), 1.0)
     kept = np.unique(np.linspace(0, count - 1, min(count, MAX_ROTATED_EPOCHS)).astype(int))
     sums, counts = sums[kept], counts[kept]
 
     def explained(turns: np.ndarray) -> float:  # between-cell sum of squares of the pooled shape
-        columns = (np.arange(SHORT_EPOCH)[None, :] - turns[:, None]) % SHORT_EPOCH
+        columns = (np.arange(bins)[None, :] - turns[:, None]) % bins
         total, filled = np.take_along_axis(sums, columns, 1).sum(0), np.take_along_axis(counts, columns, 1).sum(0)
         return float((total[filled > 0] ** 2 / filled[filled > 0]).sum())
 
     real = explained(np.zeros(len(kept), dtype=int))
     rng = np.random.default_rng(0)
-    beaten = sum(explained(rng.integers(0, SHORT_EPOCH, len(kept))) >= real * (1 - 1e-12) for _ in range(ROTATIONS))
+    beaten = sum(explained(rng.integers(0, bins, len(kept))) >= real * (1 - 1e-12) for _ in range(ROTATIONS))
     return (beaten + 1) / (ROTATIONS + 1)
 
 
