@@ -61,9 +61,9 @@ import pandas as pd
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.plateau import dead_network
 from chapters.doctor.reference import RISE, declared
-from chapters.doctor.schedule import lr_raised
+from chapters.doctor.schedule import climb_start, lr_raised
 from chapters.doctor.signals import (blew_up, first_sustained, group_keys, head, reference_level, smooth, tail,
-                                     window_for)
+                                     val_losses, window_for)
 
 EXPLODE = 10.0
 SPIKE = 100.0
@@ -121,7 +121,8 @@ def _explosion(run) -> list[Finding]:
                                            _burst_carried_by_the_loss(run, norms, base)):
             continue  # grew from a tiny start to a level it keeps while the loss kept falling (_woke_up)
             # -- a hundredfold over three records is a spike, not a wake-up, unless the loss carried it
-        if float(smooth(norms, 3).max()) < SPIKE * base and _escaping_a_plateau(run, step):
+        if float(smooth(norms, 3).max()) < SPIKE * base and \
+                _escaping_a_plateau(run, climb_start(smooth(norms, 3), step)):
             continue  # the norm took off as the loss began to fall in earnest: a saddle left behind
         if worst is None or peak / base > worst[0]:
             worst = (peak / base, key, int(step), base, peak, norms, len(baseline))
@@ -345,9 +346,10 @@ def _woke_up(run, norms: pd.Series, step: int) -> bool:
 
 
 def _escaping_a_plateau(run, step: int) -> bool:
-    """Did the training loss, flat or falling before ``step`` (where the norm passed ``EXPLODE`` x), fall at
-    least ``ESCAPE`` (2) x faster per step from there to the end, and by ``MIN_FALL`` (10 %) or more? Rates
-    in log loss per step, over a rolling median of 3.
+    """Did the training loss -- or the validation loss -- flat or falling before ``step`` (where the norm's
+    climb began), fall at least ``ESCAPE`` (2) x faster per step from there to the end, and by ``MIN_FALL``
+    (10 %) or more? Rates in log loss per step; the train loss over a rolling median of 3, the val loss from
+    the last evaluation at or before ``step``.
 
     Why: a network can sit on a plateau -- a saddle, or a VAE whose decoder ignores its latent code -- where
     the loss surface is nearly flat and so is the gradient; leaving it, the gradient grows *because* the
@@ -355,13 +357,24 @@ def _escaping_a_plateau(run, step: int) -> bool:
     steps, then 3.0 -> 2.2 in 30 while its norm rose 0.4 -> 17; the run ended there, before the norm could
     settle as :func:`_woke_up` asks: ``grad_explosion`` until 2026-12-04). Gradients that explode on their
     own do not speed the descent up: a loss scale never undone leaves the loss falling at its usual,
-    slowing pace, and a learning rate too high throws the loss *up* before the norm takes off. Under
-    ``SPIKE`` only: a norm a hundredfold up is not a slope."""
+    slowing pace, and a learning rate too high throws the loss *up* before the norm takes off. Why the
+    validation loss too: an LSTM autoencoder left its plateau (predicting zeros, 0.30) in a few noisy
+    records that the train loss, batch by batch, half gave back -- while its fixed validation set went
+    0.302, 0.302, then 0.261, 0.238 as the norm rose 34-fold. Under ``SPIKE`` only: a norm a hundredfold up
+    is not a slope."""
     loss = run.curve("train_loss")
-    loss = np.log(smooth(loss[loss > 0], 3))
-    before, after = loss[loss.index <= step], loss[loss.index >= step]
-    if len(before) < 3 or len(after) < 3:
+    return _fell_faster_from(np.log(smooth(loss[loss > 0], 3)), step) or \
+        _fell_faster_from(np.log(val_losses(run)), step, least=2)
+
+
+def _fell_faster_from(log_loss: pd.Series, step: int, least: int = 3) -> bool:
+    """Did ``log_loss``, not rising up to ``step``, fall ``ESCAPE`` x faster per step from its last value at
+    or before ``step`` to its end, and by ``MIN_FALL`` or more (:func:`_escaping_a_plateau`)? ``least``
+    values on each side."""
+    before, after = log_loss[log_loss.index <= step], log_loss[log_loss.index >= step]
+    if len(before) < least or len(after) < least - 1:
         return False
+    after = pd.concat([before.iloc[-1:], after[after.index > before.index[-1]]])
     fell_before = (before.iloc[0] - before.iloc[-1]) / (before.index[-1] - before.index[0])
     fell_after = (after.iloc[0] - after.iloc[-1]) / max(after.index[-1] - after.index[0], 1)
     return fell_before >= 0 and fell_after >= ESCAPE * fell_before and \
