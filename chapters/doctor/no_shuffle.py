@@ -20,9 +20,9 @@ Why split halves: a random shape can look periodic once; the same shape in two i
 not noise. And, since 2026-12-04, locked to the epoch: a shape that passed both tests must also explain more
 than all but 1 % of random rotations of the epochs (:func:`_rotation_chance`) -- with two or three records in
 each bin of each half, the halves' profiles agree by chance more often than their 1 % (8 of 400 healthy
-curves logged four times an epoch; 2 with the rotations). Unless the log was smoothed: when consecutive detrended records are nearly equal (lag-1
-autocorrelation at least ``SMOOTH_RESIDUAL``, 0.9 -- a loss logged as a moving average, where raw batch noise
-gives about 0), what the rolling mean leaves of a steep trend is the same slope in every epoch, and it passes
+curves logged four times an epoch; 2 with the rotations). Unless the log was smoothed: when consecutive
+detrended records are nearly equal (lag-1 autocorrelation at least ``SMOOTH_RESIDUAL``, 0.9 -- a loss logged
+as a moving average, where raw batch noise gives about 0), what the rolling mean leaves of a steep trend is the same slope in every epoch, and it passes
 both tests. Then the shape must also repeat, with the same correlation, in the record-to-record *differences*:
 a leftover slope is flat there, while a shape the data order draws (a jump at each block's start) still shows.
 Measured on constructed shapes logged as moving averages (``bench/doctor_shapes.py --habit ema --seeds 60``):
@@ -361,8 +361,8 @@ def _short_epoch_shape(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray) -
     middle record high in each of 40 epochs, none of 2,000 rotations as shaped; healthy until 2026-12-04, as
     were a survival model sorted by time and a transformer on sorted strings. Healthy runs logged that way:
     rotation chance 1.4-95 %.) Why 0.1 %, ten times stricter than a shape the split-half test also found
-    needs: here the share test is the only other guard. Two records an epoch are not tested: a pattern of every other record is a
-    bounce as much as an epoch's shape."""
+    needs: here the share test is the only other guard. Two records an epoch are not tested: a pattern of
+    every other record is a bounce as much as an epoch's shape."""
     shape = _split_half(loss, phase, epoch, (SHORT_EPOCH,), by_record=True)
     if shape is None or shape.locked > SHORT_CHANCE:
         return None
