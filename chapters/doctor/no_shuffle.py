@@ -23,8 +23,9 @@ each bin of each half, the halves' profiles agree by chance more often than thei
 curves logged four times an epoch; 2 with the rotations). Unless the log was smoothed: when consecutive
 detrended records are nearly equal (lag-1 autocorrelation at least ``SMOOTH_RESIDUAL``, 0.9 -- a loss logged
 as a moving average, where raw batch noise gives about 0), what the rolling mean leaves of a steep trend is
-the same slope in every epoch, and it passes both tests. Then the shape must also repeat, with the same correlation, in the record-to-record *differences*:
-a leftover slope is flat there, while a shape the data order draws (a jump at each block's start) still shows.
+the same slope in every epoch, and it passes both tests. Then the shape must also repeat, with the same
+correlation, in the record-to-record *differences*: a leftover slope is flat there, while a shape the data
+order draws (a jump at each block's start) still shows.
 Measured on constructed shapes logged as moving averages (``bench/doctor_shapes.py --habit ema --seeds 60``):
 false alarms 29 -> 6 of 720 healthy runs, top-1 293 -> 294 of 360 faulty ones; as written, 335 -> 336 (no
 finding lost); families seeds 4-13 as moving averages 642 -> 650/810, false alarms 17 -> 14/300; no finding
