@@ -100,7 +100,7 @@ CHANCE = 0.01  # the same 1 % for a record-by-record comparison (min_correlation
 SHORT_EPOCH = 3  # records an epoch: too few for four phase bins, tested by rotation instead (_short_epoch_shape)
 SHORT_CHANCE = 0.001  # ... at this level
 ROTATIONS = 1000  # random rotations per test: SHORT_CHANCE is reached when none is as shaped as the real epoch
-MAX_ROTATED_EPOCHS = 2000
+MAX_ROTATED_EPOCHS = 2000  # epochs, evenly spaced, that enter one rotation test at the most
 FINE = 8  # records per epoch from which the shape is also compared record by record (class blocks; 12 until
 # 2026-12-03, when ten records an epoch of two outside transformers reading grouped strings in file order
 # blurred in 8 bins; from 4 records a record-by-record comparison named 5 healthy runs)
