@@ -117,12 +117,12 @@ def _explosion(run) -> list[Finding]:
         if not _outgrew_the_loss(run, norms, len(baseline)):
             continue  # the norm grew with the loss, by no more: the loss's doing (_outgrew_the_loss)
         peak = float(norms.max())
-        if _woke_up(run, norms, step) and (float(smooth(norms, 3).max()) < SPIKE * base or
-                                           _burst_carried_by_the_loss(run, norms, base)):
+        smoothed = smooth(norms, 3)  # one record is no peak
+        under_spike = float(smoothed.max()) < SPIKE * base
+        if _woke_up(run, norms, step) and (under_spike or _burst_carried_by_the_loss(run, norms, base)):
             continue  # grew from a tiny start to a level it keeps while the loss kept falling (_woke_up)
             # -- a hundredfold over three records is a spike, not a wake-up, unless the loss carried it
-        if float(smooth(norms, 3).max()) < SPIKE * base and \
-                _escaping_a_plateau(run, climb_start(smooth(norms, 3), step)):
+        if under_spike and _escaping_a_plateau(run, climb_start(smoothed, step)):
             continue  # the norm took off as the loss began to fall in earnest: a saddle left behind
         if worst is None or peak / base > worst[0]:
             worst = (peak / base, key, int(step), base, peak, norms, len(baseline))
