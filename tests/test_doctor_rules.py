@@ -1893,3 +1893,18 @@ def test_a_noisy_run_whose_val_loss_climbs_steadily_with_its_train_loss_has_dive
     rows = sorted(records(loss) + evals(val, every=250), key=lambda r: r["step"])
     found = labels(write_log(tmp_path, rows))
     assert (found[:1] == ["divergence"]) == diverged and (diverged or "divergence" not in found)
+
+
+def test_a_negative_log_likelihood_that_memorises_below_zero_is_overfitting(tmp_path):
+    # A Gaussian NLL of a continuous target is a log density: on 120 examples a variance head learns to
+    # predict them narrowly, the train NLL falls from 1.2 to -2.2 and swings by a nat on its small batches,
+    # while the val NLL climbs from 3 to 150. What it learned is measured down to -2.2, not to 0 (two
+    # outside heteroscedastic MLPs were healthy until 2026-12-05: a 1-nat swing read as the run thrown back).
+    rng = np.random.default_rng(5)
+    t = np.arange(60)
+    train = 1.2 - 3.4 * (1 - np.exp(-t / 15)) + rng.normal(0, 0.45, 60)
+    val = 3 * np.exp(t[::4] / 3.8) * np.exp(rng.normal(0, 0.3, 15))
+    out = [{"step": (i + 1) * 50, "train_loss": float(v)} for i, v in enumerate(train)]
+    out += evals(val, every=200)
+    assert labels(write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"loss_floor": 0.8}))[:1] == \
+        ["overfitting"]

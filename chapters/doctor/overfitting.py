@@ -11,8 +11,7 @@ steadily as noise: an independent GRU seq2seq evaluated four times, val 1.73 -> 
 train fell to 0.007, had "noise" of 13 % per evaluation and was healthy), at least two evaluations after the
 minimum, and train loss not higher than at the minimum -- at the end, and with no climb in between (its
 rolling median never rises above its own running minimum by more than ``reference.RISE - 1`` times the
-untrained reference, :func:`signals.reference_level`: half of what the run had learned and more, given
-back). Why both: val rising with train rising is
+span it can fall, :func:`learned_span`: half of what the run had learned and more, given back). Why both: val rising with train rising is
 divergence; val rising while train falls is the model memorising its training set. Why in between too: a
 run thrown out by a learning rate too high and brought back by a decaying schedule ends with train low
 again and val still high -- the val rise came with a train rise, which memorising never shows. Why in
@@ -72,13 +71,13 @@ def check(run) -> list[Finding]:
         between = smooth(train, window_for(len(train)))
         between = between[between.index >= best_step]
         climb = float((between - between.cummin()).max()) if len(between) else 0.0
-        if end > at_best * 1.02 or climb > (RISE - 1) * reference_level(run, train):
+        if end > at_best + 0.02 * abs(at_best) or climb > (RISE - 1) * learned_span(run, train, between):
             return []  # train rose too: that is divergence, not overfitting
         if end >= at_best and late < NO_GAP * end:
             return []  # train did not fall and no gap opened: nothing memorised (a network gone dead)
         # A train loss of exactly 0 (float32 rounds a confident model's loss to 0) has no percentage to fall by.
-        evidence += f" while train fell {1 - end / at_best:.0%} to {end:.3g}" if at_best > 0 else \
-            f" while train sat at {end:.3g}"
+        evidence += f" while train fell {1 - end / at_best:.0%} to {end:.3g}" if at_best > 0 and end >= 0 else \
+            f" while train went from {at_best:.3g} to {end:.3g}"
         if end > 1e-3:
             evidence += f" (val/train gap x{late / end:.1f})"
     return [Finding("overfitting", confidence(0.75, rise / MIN_RISE), int(best_step), evidence,
@@ -86,3 +85,18 @@ def check(run) -> list[Finding]:
                         "restores the best checkpoint",
                     experiment="re-run with dropout and weight decay: the val minimum should be lower and later",
                     lesson=LESSON)]
+
+
+def learned_span(run, train, smoothed_train) -> float:
+    """How far the training loss can fall, the yardstick for "gave back what it had learned": from the
+    untrained reference (:func:`signals.reference_level`) to 0 -- or to the lowest the smoothed train loss
+    went, when that is below 0.
+
+    Why below 0: a negative log-likelihood of a *continuous* target (a Gaussian or mixture density
+    output) is a log density, and a model that predicts a narrow variance scores below 0 -- and keeps
+    falling the more it memorises. A regressor whose train NLL went from 1.2 to -2.3 while its val NLL
+    rose from 4 to 180 learned 3.5 nats; a train spike of 1 nat on the way is noise of a variance head on
+    small batches, not the run thrown back (two outside heteroscedastic MLPs on 120-150 examples were
+    healthy until 2026-12-05: the span was taken as 1.2, from the reference to 0)."""
+    lowest = float(smoothed_train.min()) if len(smoothed_train) else 0.0
+    return reference_level(run, train) - min(0.0, lowest)
