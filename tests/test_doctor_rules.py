@@ -1908,3 +1908,16 @@ def test_a_negative_log_likelihood_that_memorises_below_zero_is_overfitting(tmp_
     out += evals(val, every=200)
     assert labels(write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"loss_floor": 0.8}))[:1] == \
         ["overfitting"]
+
+
+def test_a_norm_that_grows_tenfold_beside_a_loss_that_barely_climbs_is_the_explosion(tmp_path):
+    # optimizer.zero_grad() forgotten: the gradients pile up, the norm grows 1.5 -> 37 in a steady ramp, and
+    # Adam's steps, following the sum of every past gradient, undo what the run had learned -- the loss goes
+    # 2.55 -> 2.17 -> 2.9, a relapse but not 1.5 x anything. The norm outgrew the loss by an order of
+    # magnitude: it is the cause, listed first, whichever crossed its threshold first (an outside CNN,
+    # ``divergence`` first until 2026-12-05).
+    rng = np.random.default_rng(71)
+    loss = np.concatenate([np.linspace(2.55, 2.17, 10), np.linspace(2.17, 2.9, 30)]) * np.exp(rng.normal(0, 0.02, 40))
+    norm = np.linspace(1.5, 37.0, 40) * np.exp(rng.normal(0, 0.05, 40))
+    found = labels(write_log(tmp_path, records(loss, grad_norm=norm), start={"loss_floor": 0.5}))
+    assert found[:1] == ["grad_explosion"] and "divergence" in found

@@ -171,8 +171,12 @@ def skipped_steps(run) -> bool:
 def _led_by(run, norms: pd.Series, first: int, base: float, step: int) -> str:
     """Which drove the other: ``"gradient"`` when the norm grew by more orders of magnitude than the loss,
     ``"loss"`` when the loss grew by as many or more *and* the norm climbed with it
-    (:func:`_climbed_together`), ``""`` when the log cannot say (the loss did not climb ``RISE`` x within
-    the log, or the norm jumped and then held still). Growth is the peak (rolling median of 3 records: one
+    (:func:`_climbed_together`), ``""`` when the log cannot say (the norm jumped and then held still). A
+    loss that did not climb ``RISE`` x within the log at all, beside a norm that grew ``EXPLODE`` x, was
+    outgrown: ``"gradient"`` (forgotten ``zero_grad()``: the norm piles up 1.5 -> 37 while Adam's steps
+    take the loss from 2.2 back to 2.9 -- a relapse the loss rules see first, ``divergence`` first until
+    2026-12-05; a loss thrown up before the log began is measured from where the log found it, as the
+    norm is). Growth is the peak (rolling median of 3 records: one
     record is no peak) over the level in the baseline's ``first`` records, on a log scale -- or, when the
     loss had come down by the time the norm took off, over the three records before ``step`` (both).
     :func:`rules.rank <chapters.doctor.rules.rank>` lists the driver first, whichever moved first.
@@ -194,7 +198,7 @@ def _led_by(run, norms: pd.Series, first: int, base: float, step: int) -> str:
         return ""
     loss_peak = float(smooth(loss, 3).max())
     if loss_peak < RISE * loss_start:
-        return ""  # the loss did not climb within the log (it may have been thrown up before it): no race
+        return "gradient"  # the norm grew tenfold (the finding's threshold), the loss not even 1.5-fold
     norm_peak = float(smooth(norms, 3).max())
     norm_growth, loss_growth = math.log(norm_peak / base), math.log(loss_peak / loss_start)
     loss_before, norm_before = loss[loss.index < step].iloc[-3:], norms[norms.index < step].iloc[-3:]
