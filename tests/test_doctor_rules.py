@@ -1921,3 +1921,15 @@ def test_a_norm_that_grows_tenfold_beside_a_loss_that_barely_climbs_is_the_explo
     norm = np.linspace(1.5, 37.0, 40) * np.exp(rng.normal(0, 0.05, 40))
     found = labels(write_log(tmp_path, records(loss, grad_norm=norm), start={"loss_floor": 0.5}))
     assert found[:1] == ["grad_explosion"] and "divergence" in found
+
+
+def test_a_norm_that_sat_at_its_level_then_climbed_a_hundredfold_did_not_wake_up(tmp_path):
+    # optimizer.zero_grad() dropped at step 150 under Adam: the norm sat at 0.25 for fifteen records, then
+    # piled up to 25 in four and stayed there, while the loss -- Adam's steps normalised -- kept falling. A
+    # norm that wakes up from near-zero weights grows from its first records; this one was awake already
+    # (an outside ordinal-regression MLP, healthy until 2026-12-05).
+    rng = np.random.default_rng(83)
+    loss = np.linspace(1.71, 1.38, 70) * np.exp(rng.normal(0, 0.02, 70))
+    norm = np.concatenate([np.full(15, 0.25), np.geomspace(0.5, 25.0, 4), np.full(51, 25.0)]) * \
+        np.exp(rng.normal(0, 0.1, 70))
+    assert labels(write_log(tmp_path, records(loss, grad_norm=norm)))[:1] == ["grad_explosion"]

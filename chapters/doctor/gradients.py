@@ -78,6 +78,7 @@ TOGETHER = 0.5  # correlation of log norm and log loss over the loss's climb: th
 ESCAPE = 2.0  # the loss falling this many times faster once the norm took off: leaving a plateau
 MIN_FALL = 0.1  # ... and by this much: a descent, not noise (_escaping_a_plateau)
 SETTLED = 2.0  # a norm that less than doubled over the second half has stopped growing (_woke_up)
+AWAKE_RECORDS = 5  # records before a climb: enough to see whether the norm was still growing (_awake_before)
 # A loss scaler that skips a tenth of its steps is overflowing 200x as often as its design rate (one skip per
 # 2,000 clean steps): the gradients are too large for float16 at any scale (skipped_steps).
 MAX_SKIPPED = 0.1
@@ -337,16 +338,34 @@ def _woke_up(run, norms: pd.Series, step: int) -> bool:
     (a loss scale doubling every few steps), or jump a hundredfold and more (``SPIKE``, not excused here:
     over a rolling median of 3, because one record that far out beside a working level is a hard batch --
     a LayerNorm DenseNet memorising its images, its norm 0.27 at the start, 2-10 later and once 29, while
-    its loss fell from 1.8 to 0.01, was ``grad_explosion`` until 2026-12-03), or throw the loss up."""
+    its loss fell from 1.8 to 0.01, was ``grad_explosion`` until 2026-12-03), or throw the loss up.
+    And a norm that was already awake cannot wake up: see :func:`_awake_before`."""
     later = norms.iloc[len(norms) // 2:]
     loss = run.curve("train_loss")
     loss = loss[loss > 0]
     around = loss[loss.index <= step].iloc[-3:]
-    if len(later) < 4 or len(loss) < 8 or around.empty:
+    if len(later) < 4 or len(loss) < 8 or around.empty or _awake_before(norms, step):
         return False
     quarter = len(later) // 4
     grew = float(later.iloc[-quarter:].median()) / float(later.iloc[:quarter].median())
     return grew < SETTLED and float(tail(loss, 0.2).median()) < float(around.median())
+
+
+def _awake_before(norms: pd.Series, step: int) -> bool:
+    """Had the norm settled at a working level before its climb began (:func:`schedule.climb_start`, walking
+    back from ``step``): over at least ``AWAKE_RECORDS`` records before it, the median of their second half
+    less than ``SETTLED`` x that of their first?
+
+    Why: a norm that wakes up grows from its first records -- the weights it is made of grow from near
+    zero, and so does it (the healthy runs :func:`_woke_up` excuses: 3.6-18 x between the halves of the
+    records before their climb). One that sat at one level for a while and then climbed a hundredfold in a
+    few records was already awake; something multiplied it (``optimizer.zero_grad()`` dropped mid-run: the
+    gradients pile up, 0.25 -> 25 in four records, after fifteen records within 3 % of 0.25 -- an outside
+    ordinal-regression MLP under Adam, whose loss, the steps normalised, kept falling: healthy until
+    2026-12-05, the climb read as a wake-up)."""
+    before = norms[norms.index < climb_start(smooth(norms, 3), step)]
+    half = len(before) // 2
+    return len(before) >= AWAKE_RECORDS and float(before.iloc[half:].median()) < SETTLED * float(before.iloc[:half].median())
 
 
 def _escaping_a_plateau(run, step: int) -> bool:
