@@ -1933,3 +1933,18 @@ def test_a_norm_that_sat_at_its_level_then_climbed_a_hundredfold_did_not_wake_up
     norm = np.concatenate([np.full(15, 0.25), np.geomspace(0.5, 25.0, 4), np.full(51, 25.0)]) * \
         np.exp(rng.normal(0, 0.1, 70))
     assert labels(write_log(tmp_path, records(loss, grad_norm=norm)))[:1] == ["grad_explosion"]
+
+
+@pytest.mark.parametrize("fixed, want", [(1, []), (0, ["frozen_parameters"]), (5_000, ["frozen_parameters"])])
+def test_a_group_standing_still_that_run_start_counts_as_a_handful_fixed_is_no_freeze(tmp_path, fixed, want):
+    # A two-tower model logs update_ratio/temperature: 0 at every record, the towers moving. run_start says
+    # 1 of 7,361 parameters is not trainable: the temperature, fixed on purpose. With the counts equal the
+    # group was left out of the optimizer (still requires_grad); with 5,000 fixed a tower was frozen.
+    rng = np.random.default_rng(29)
+    count = 60
+    columns = {"update_ratio/temperature": np.zeros(count),
+               "update_ratio/query_tower": 4e-3 * rng.uniform(0.8, 1.2, count),
+               "update_ratio/item_tower": 4e-3 * rng.uniform(0.8, 1.2, count)}
+    path = write_log(tmp_path, records(learning_curve(count, rng), **columns),
+                     start={"total_params": 7_361, "trainable_params": 7_361 - fixed})
+    assert labels(path)[:1] == want

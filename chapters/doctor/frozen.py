@@ -2,7 +2,9 @@
 
 Statistic: per-group update ratio ``update_ratio/<group>`` (||dw|| / ||w|| of a step) or per-group
 gradient norm ``grad_norm/<group>``. Threshold: a group at exactly 0 (below ``ZERO``: anything float32 tells
-from 0 is a gradient) in at least 90 % of its records while another group moves -- or at exactly 0 from some
+from 0 is a gradient) in at least 90 % of its records while another group moves (unless ``run_start`` counts under
+``MIN_FROZEN_SHARE`` of the parameters as not trainable: that handful, fixed on purpose, :func:`_a_handful_fixed`)
+-- or at exactly 0 from some
 record to the end, over a quarter of its records at least, while two groups or more move and the loss carries
 on below the untrained level (:func:`_zero_since`, :func:`_loss_carried_on`: frozen from mid-run, 2026-12-03).
 Without per-group keys: ``trainable_params < total_params`` in ``run_start`` by at least ``MIN_FROZEN_SHARE``
@@ -52,7 +54,7 @@ def check(run) -> list[Finding]:
             continue  # too few groups; or updates fading layer by layer to nothing: vanishing gradients
         table = run.train[keys].astype(float)
         zero_share = (table.abs() < ZERO).sum() / table.notna().sum().replace(0, np.nan)
-        always = {k for k in keys if zero_share.get(k, 0) >= 0.9}  # frozen from the start
+        always = {k for k in keys if zero_share.get(k, 0) >= 0.9} if not _a_handful_fixed(run) else set()
         since = {k: _zero_since(table[k].dropna()) for k in keys if k not in always}
         since = {k: row for k, row in since.items() if row is not None and _loss_carried_on(run, row)}
         frozen = [k for k in keys if (k in always or k in since) and not _has_gradient(run, k)]
@@ -75,6 +77,21 @@ def check(run) -> list[Finding]:
                          f"run_start says {int(total - trainable):,} of {int(total):,} parameters are not "
                          "trainable")]
     return []
+
+
+def _a_handful_fixed(run) -> bool:
+    """Does ``run_start`` say that some parameters are not trainable, but fewer than ``MIN_FROZEN_SHARE``
+    of them?
+
+    Then a group that stands still from the first record is that handful, fixed on purpose: the code set
+    ``requires_grad=False`` on it and counted it -- a contrastive loss's temperature, a constant scale.
+    A freeze by mistake either holds a real share of the model (a frozen embedding) or leaves the counts
+    equal (parameters left out of the optimizer are still ``requires_grad``), and stays a finding. (Three
+    outside two-tower models logging ``update_ratio/temperature`` at 0 beside 1 of 7,361 parameters not
+    trainable were ``frozen_parameters`` at 0.9 until 2026-12-05 -- healthy, or a plateau the finding
+    hid.)"""
+    total, trainable = run.info("total_params"), run.info("trainable_params")
+    return bool(total) and trainable is not None and 0 < total - trainable < MIN_FROZEN_SHARE * total
 
 
 def _zero_since(values) -> int | None:
