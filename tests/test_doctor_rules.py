@@ -1948,3 +1948,17 @@ def test_a_group_standing_still_that_run_start_counts_as_a_handful_fixed_is_no_f
     path = write_log(tmp_path, records(learning_curve(count, rng), **columns),
                      start={"total_params": 7_361, "trainable_params": 7_361 - fixed})
     assert labels(path)[:1] == want
+
+
+@pytest.mark.parametrize("scale, want", [(1.0, ["leakage"]), (150.0, [])])
+def test_a_val_loss_far_below_the_floor_is_a_leak_whatever_the_train_loss_says(tmp_path, scale, want):
+    # A mean-field Bayesian MLP reads its label from a one-hot column left in its features: val 0.0003-0.003
+    # against a floor of 0.146. Its train loss is the ELBO -- the data's loss plus the weights' KL -- and
+    # stays at 0.6-0.9, above the floor. Under half the floor no validation draw's luck explains; at 0.9-0.45
+    # x the floor (150 x those values) the train loss must agree, and does not.
+    train = 0.55 + 1.2 * np.exp(-np.arange(30) / 3)
+    vals = scale * np.array([0.0034, 0.0012, 0.0007, 0.0006, 0.00035, 0.0007])
+    out = [{"step": 20 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)]
+    out += evals(vals, every=100)
+    path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"loss_floor": 0.146, "num_classes": 4})
+    assert labels(path)[:1] == want
