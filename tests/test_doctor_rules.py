@@ -1962,3 +1962,19 @@ def test_a_val_loss_far_below_the_floor_is_a_leak_whatever_the_train_loss_says(t
     out += evals(vals, every=100)
     path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"loss_floor": 0.146, "num_classes": 4})
     assert labels(path)[:1] == want
+
+
+@pytest.mark.parametrize("first_share, want", [(2e-3, "vanishing_gradients"), (1.5e-2, "loss_plateau")])
+def test_a_first_layer_under_four_sigmoids_worth_of_the_gradient_is_vanishing(tmp_path, first_share, want):
+    # A seven-layer sigmoid graph network stuck at ln 2: its first layer gets 2e-3 of the decoder's gradient
+    # from the first record, each layer about 2.5x less than the next -- under the 1/256 that four sigmoid
+    # layers at their steepest pass on (a plateau until 2026-12-05, when the bar was 1e-3). At 1.5 % the
+    # layers are near enough, and the run that never learned is a plateau.
+    rng = np.random.default_rng(37)
+    count = 40
+    loss = math.log(2) * np.exp(rng.normal(0, 0.003, count))
+    decoder = 3e-3 * rng.uniform(0.8, 1.2, count)
+    columns = {f"grad_norm/sage{i}": decoder * first_share ** (1 - i / 7) for i in range(7)}
+    path = write_log(tmp_path, records(loss, **columns, **{"grad_norm/decoder": decoder}),
+                     start={"num_classes": 2, "loss_floor": 0.28})
+    assert labels(path)[:1] == [want]
