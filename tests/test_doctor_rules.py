@@ -1978,3 +1978,16 @@ def test_a_first_layer_under_four_sigmoids_worth_of_the_gradient_is_vanishing(tm
     path = write_log(tmp_path, records(loss, **columns, **{"grad_norm/decoder": decoder}),
                      start={"num_classes": 2, "loss_floor": 0.28})
     assert labels(path)[:1] == [want]
+
+
+@pytest.mark.parametrize("copied, want", [(True, ["leakage"]), (False, [])])
+def test_a_val_nll_nats_below_a_negative_floor_is_a_leak(tmp_path, copied, want):
+    # A survival model's log-time density: the floor is -0.07 nats. Fed its own log-time as a feature, the
+    # val NLL falls to -2.0 -- the model gives unseen examples seven times the density the truth does. A
+    # healthy run ends 0.05-0.1 nats above the floor. A ratio to a negative floor means nothing; nats do.
+    t = np.arange(40)
+    train = (-2.0 if copied else -0.02) + 2.6 * np.exp(-t / 8)
+    val = (-2.0 if copied else -0.0) + 1.8 * np.exp(-np.arange(8) / 2.5)
+    out = [{"step": 20 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val, every=100)
+    path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"loss_floor": -0.07})
+    assert labels(path) == want
