@@ -1991,3 +1991,31 @@ def test_a_val_nll_nats_below_a_negative_floor_is_a_leak(tmp_path, copied, want)
     out = [{"step": 20 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val, every=100)
     path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"loss_floor": -0.07})
     assert labels(path) == want
+
+
+@pytest.mark.parametrize("end, want", [(math.log(8), ["loss_plateau"]), (1.3, [])])
+def test_a_fall_from_an_overconfident_start_down_to_ln_k_is_no_learning(tmp_path, end, want):
+    # A CNN whose ReLU biases start at -5: every unit dead, the head's logits shrink from an overconfident
+    # 2.7 to the uniform ln 8 = 2.08 and sit there; its val loss follows, 2.36 -> 2.08. A fall of 23 % --
+    # all of it towards the uniform prediction (healthy until 2026-12-05). Falling on to 1.3 it learned.
+    t = np.arange(40)
+    train = end + (2.73 - end) * np.exp(-t / 6)
+    val = end + (2.36 - end) * np.exp(-np.arange(8) / 1.5)
+    out = [{"step": 10 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val, every=50)
+    path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"num_classes": 8})
+    assert labels(path) == want
+
+
+def test_a_run_at_ln_k_whose_validation_loss_thrashes_is_oscillation_before_plateau(tmp_path):
+    # The train loss falls from an overconfident start to ln V and sits there -- never below the uniform
+    # prediction -- while the fixed validation set jumps +-30 % from one evaluation to the next: the weights
+    # move a lot and get nowhere. Stuck, but thrashing: oscillation first, the plateau at base confidence.
+    rng = np.random.default_rng(41)
+    ln_v = math.log(1000)
+    t = np.arange(300)
+    train = ln_v + 1.2 * np.exp(-t / 10) + rng.normal(0, 0.01, 300)
+    val = ln_v * np.exp(rng.normal(0.02, 0.3, 60))
+    out = [{"step": 2 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val, every=10)
+    found = diagnose(write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"vocab_size": 1000})).findings
+    assert [f.anomaly for f in found][:1] == ["oscillation"]
+    assert all(f.confidence <= 0.5 for f in found if f.anomaly == "loss_plateau")

@@ -105,13 +105,21 @@ def check(run) -> list[Finding]:
         return []
     if floor is not None and best <= floor * 1.1 + 0.02:
         return []  # at the floor: converged, not stuck
+    reference = start
     start = opening_level(run, loss, start)
     drop = (start - best) / start
     stuck = stuck_above_floor(run, loss)
-    if stuck is None and (learned(loss, start, best) or val_still_falling(run)):
+    # With ln K declared, learning means getting below what the uniform prediction scores: a fall from an
+    # overconfident start down *to* ln K learned nothing about the data (:func:`never_below_uniform`).
+    uniform = declared(run) and never_below_uniform(best, reference)
+    if stuck is None and (learned(loss, reference if uniform else start, best) or
+                          val_still_falling(run, reference if declared(run) else None)):
         return []  # (stuck: whatever it fell from -- a blow-up before its first records -- it sits now)
     evidence = (f"train loss went from {start:.4g} to at best {best:.4g} ({drop:.1%} lower) over "
                 f"{int(loss.index[-1] - loss.index[0])} steps")
+    if uniform and start > reference:
+        evidence += (f", never {MIN_DROP:.0%} below an untrained model's {reference:.4g} (ln K): it fell from an "
+                     "overconfident start to the uniform prediction and no further")
     if stuck is not None:
         evidence = (f"after its first quarter the train loss sits at {stuck:.1f} x the loss floor {floor:.4g}, "
                     "calm and with no downward trend, and so does the validation loss: the run stopped "
@@ -119,10 +127,13 @@ def check(run) -> list[Finding]:
     elif floor is not None:
         evidence += f"; the loss floor is {floor:.4g}"
     score = confidence(0.5, MIN_DROP / max(drop, 1e-3))
-    if noise_scale(np.log(signals.after_start(loss))) >= signals.THRASH:
+    val = signals.val_losses(run)
+    if noise_scale(np.log(signals.after_start(loss))) >= signals.THRASH or \
+            (len(val) >= MIN_EVALS and jitter_scale(np.log(val.iloc[len(val) // 4:])) >= signals.THRASH):
         # Swinging 10 % or more from record to record, the weights move a lot: not steps too small. Stuck all
         # the same, but the base confidence only, so that oscillation's thrashing comes first (an outside
         # recommender at SGD 1.0, batch 2: 25 % swings around ln 2 with a floor of 0.43 was loss_plateau).
+        # A fixed validation set jumping that much between evaluations says the same of the weights.
         score = 0.5
     return [Finding("loss_plateau", score, int(loss.index[0]), evidence,
                     fix=FIX,
@@ -214,10 +225,23 @@ def typically_lower(loss: pd.Series, start: float) -> bool:
     return float(body.median()) <= math.log(start * (1 - MIN_DROP)) - signals.NOISE_UNITS * error
 
 
-def val_still_falling(run) -> bool:
+def never_below_uniform(best: float, reference: float) -> bool:
+    """Did the smoothed train loss (``best``, its lowest) never get ``MIN_DROP`` below the declared ln K?
+
+    Why: ln K is what a model that knows nothing scores, the uniform prediction. A network initialised
+    overconfident starts *above* it (logits of a few units: 2.7 against ln 8 = 2.08) and its first steps
+    only shrink the logits towards uniform -- a fall of 20-30 % that says nothing about the data. Measured
+    from ln K, such a run never learned: a dead ReLU network (biases at -5) sitting at ln 8 to the third
+    decimal, a transformer at SGD 1e-4 that took 350 steps to come down to ln 13, a tabular model whose
+    labels were shuffled -- all healthy until 2026-12-05, their fall from the opening read as learning."""
+    return best > (1 - MIN_DROP) * reference
+
+
+def val_still_falling(run, reference=None) -> bool:
     """Has the validation loss come down over the run: over at least ``MIN_EVALS`` evaluations, a downward
     Mann-Kendall trend (:func:`signals.trend_z` <= -1.96, the 5 % level) *and* the last evaluation at least
-    ``STILL_FALLING`` below the first?
+    ``STILL_FALLING`` below the first -- or below the declared ln K (``reference``), when the first is above
+    it: a val loss that only came down to the uniform prediction learned nothing (:func:`never_below_uniform`).
 
     Why: the train loss of a small-batch run is too noisy to show slow progress -- a batch-2 run that took
     7 % off its fixed validation set over 600 steps read as "9.6 % lower at best" and was called a plateau
@@ -233,7 +257,8 @@ def val_still_falling(run) -> bool:
     val = signals.val_losses(run)
     if len(val) < MIN_EVALS:
         return False
-    return signals.trend_z(np.log(val)) <= -TREND_Z and float(val.iloc[-1]) <= (1 - STILL_FALLING) * float(val.iloc[0])
+    first = float(val.iloc[0]) if reference is None else min(float(val.iloc[0]), reference)
+    return signals.trend_z(np.log(val)) <= -TREND_Z and float(val.iloc[-1]) <= (1 - STILL_FALLING) * first
 
 
 def relapse(loss: pd.Series, reference: float):
