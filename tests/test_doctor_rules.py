@@ -2019,3 +2019,15 @@ def test_a_run_at_ln_k_whose_validation_loss_thrashes_is_oscillation_before_plat
     found = diagnose(write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"vocab_size": 1000})).findings
     assert [f.anomaly for f in found][:1] == ["oscillation"]
     assert all(f.confidence <= 0.5 for f in found if f.anomaly == "loss_plateau")
+
+
+@pytest.mark.parametrize("first, second, want", [(2.13, 2.13, "loss_plateau"), (0.69, 2.13, "divergence")])
+def test_a_first_record_above_ln_k_that_never_rises_started_there(tmp_path, first, second, want):
+    # A neural additive model at SGD 1e-6 (a typo): its overconfident initialisation scores 2.13 against
+    # ln 2 = 0.69 at the first record and never moves -- the log shows no rise, it started there (divergence
+    # until 2026-12-05). Starting at ln 2 and at 2.13 from the second record on, it rose: divergence.
+    rng = np.random.default_rng(43)
+    loss = np.concatenate([[first], second * np.exp(rng.normal(0, 0.005, 39))])
+    out = [{"step": 20 * (i + 1), "train_loss": float(v)} for i, v in enumerate(loss)]
+    path = write_log(tmp_path, out, start={"num_classes": 2})
+    assert labels(path)[:1] == [want]
