@@ -69,8 +69,8 @@ EXPLODE = 10.0
 SPIKE = 100.0
 # A sigmoid passes on at most a quarter of the gradient (its slope at 0), so four saturating layers at their
 # steepest leave the first 1/256 of the last's. 1e-3 until 2026-12-05: a 7-layer sigmoid graph network at
-# 2e-3 and a 6-layer sigmoid TabNet at 2.1e-3, both stuck at ln K, were plateaus; on the twenty outside sets
-# and the families no healthy run starts under 1.2e-2.
+# 2e-3 and a 6-layer sigmoid TabNet at 2.1e-3, both stuck at ln K, were plateaus; on twenty-four outside
+# sets and the families no healthy run starts under 1.2e-2.
 VANISH_RATIO = 0.25 ** 4
 VANISH_TOTAL = 1e-6
 # The same spread read off the update ratios (logs without per-group gradient norms), against the *median*
@@ -369,7 +369,8 @@ def _awake_before(norms: pd.Series, step: int) -> bool:
     2026-12-05, the climb read as a wake-up)."""
     before = norms[norms.index < climb_start(smooth(norms, 3), step)]
     half = len(before) // 2
-    return len(before) >= AWAKE_RECORDS and float(before.iloc[half:].median()) < SETTLED * float(before.iloc[:half].median())
+    return len(before) >= AWAKE_RECORDS and \
+        float(before.iloc[half:].median()) < SETTLED * float(before.iloc[:half].median())
 
 
 def _escaping_a_plateau(run, step: int) -> bool:

@@ -192,12 +192,11 @@ def below_a_log_density_floor(floor: float, val) -> list[Finding]:
     NLL, a flow, a survival model's time density), in nats, where a ratio to it means nothing. The far-below
     test (:func:`far_below`) in those units: every evaluation of the second half (at least two) more than
     ln 2 nats under the floor -- a model that gives unseen examples, on average, twice the density the true
-    distribution does. Why ln 2: it is "half the floor" read as a likelihood, the same
-    bar :func:`far_below` sets; no validation draw averages that far above the truth's likelihood, while a
-    target copied into the inputs (an outside survival model fed its log-time: val -2.0 against a floor of
-    -0.07; a heteroscedastic MLP fed its target plus noise: -2.2 against -0.015) does it easily. The healthy
-    runs of the outside sets with such floors (26 of them) sat 0.0-0.5 nats above them over the second half
-    of their evaluations."""
+    distribution does. Why ln 2: it is "half the floor" read as a likelihood, the same bar :func:`far_below`
+    sets; no validation draw averages that far above the truth's likelihood, while a target copied into the
+    inputs (an outside survival model fed its log-time: val -2.0 against a floor of -0.07; a heteroscedastic
+    MLP fed its target plus noise: -2.2 against -0.015) does it easily. The healthy runs of the outside sets
+    with such floors (26 of them) sat 0.0-0.5 nats above them over the second half of their evaluations."""
     late = val.iloc[len(val) // 2:]
     if len(late) < 2 or not bool((late < floor - math.log(2)).all()):
         return []
