@@ -2031,3 +2031,14 @@ def test_a_first_record_above_ln_k_that_never_rises_started_there(tmp_path, firs
     out = [{"step": 20 * (i + 1), "train_loss": float(v)} for i, v in enumerate(loss)]
     path = write_log(tmp_path, out, start={"num_classes": 2})
     assert labels(path)[:1] == [want]
+
+
+@pytest.mark.parametrize("slower, want", [(4.4, ["throughput_drop"]), (2.2, [])])
+def test_a_fourfold_slowdown_shows_through_a_jittery_clock(tmp_path, slower, want):
+    # A clock that jitters +-40 % per record: a step from 53,000 to 12,000 tokens/sec at mid-run that stays
+    # to the end stands only ~4 noise scales clear -- but no neighbour takes three quarters of the cores
+    # (healthy until 2026-12-05). Half as slow again (2.2x) in the same jitter could be the machine.
+    rng = np.random.default_rng(47)
+    count = 90
+    speed = 53_000 * np.where(np.arange(count) >= 45, 1 / slower, 1.0) * np.exp(rng.normal(0, 0.35, count))
+    assert labels(write_log(tmp_path, records(learning_curve(count, rng), speed)))[-1:] == want
