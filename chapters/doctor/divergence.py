@@ -88,8 +88,9 @@ def check(run) -> list[Finding]:
         return [_finding(run, smoothed, exploded, window, confidence(0.7, peak / (signals.BLOWUP * start)),
                          f"train loss hit {peak:.4g} at step {int(loss.idxmax())}, x{peak / start:.0f} what an "
                          f"untrained model scores ({start:.4g}), and never got below that level again")]
-    step = first_sustained(smoothed >= rise_limit(run, loss, start), sustained)
-    if step == loss.index[0] and started_there(run, loss, smoothed, start):
+    limit = rise_limit(run, loss, start)
+    step = first_sustained(smoothed >= limit, sustained)
+    if step == loss.index[0] and started_there(run, loss, smoothed, start, limit):
         step = None
     if step is not None and (lr_jump(run, climb_start(smoothed, step), window, step) >= LR_JUMP
                              or not fell_back(loss, smoothed, start)):
@@ -129,8 +130,8 @@ def check(run) -> list[Finding]:
     return []
 
 
-def started_there(run, loss, smoothed, start: float) -> bool:
-    """Is the first record itself already above the rise limit of the untrained reference (ln K) -- but
+def started_there(run, loss, smoothed, start: float, limit: float) -> bool:
+    """Is the first record itself already above ``limit``, the rise limit of the untrained reference (ln K) -- but
     under ``BLOWUP`` x it -- with the smoothed loss never rising past the rise limit of that *first record*
     afterwards? Then the log shows no rise: the run started there.
 
@@ -146,7 +147,7 @@ def started_there(run, loss, smoothed, start: float) -> bool:
     now the plateau it sits on (its author marked it ambiguous). The same exception as
     :func:`oscillation.bounce`'s."""
     first = float(loss.iloc[0])
-    return rise_limit(run, loss, start) <= first < signals.BLOWUP * start and \
+    return limit <= first < signals.BLOWUP * start and \
         float(smoothed.max()) < rise_limit(run, loss, first)
 
 

@@ -124,10 +124,11 @@ def _explosion(run) -> list[Finding]:
         peak = float(norms.max())
         smoothed = smooth(norms, 3)  # one record is no peak
         under_spike = float(smoothed.max()) < SPIKE * base
-        if _woke_up(run, norms, step) and (under_spike or _burst_carried_by_the_loss(run, norms, base)):
+        climb = climb_start(smoothed, step)  # where the norm's climb through EXPLODE x began
+        if _woke_up(run, norms, step, climb) and (under_spike or _burst_carried_by_the_loss(run, norms, base)):
             continue  # grew from a tiny start to a level it keeps while the loss kept falling (_woke_up)
             # -- a hundredfold over three records is a spike, not a wake-up, unless the loss carried it
-        if under_spike and _escaping_a_plateau(run, climb_start(smoothed, step)):
+        if under_spike and _escaping_a_plateau(run, climb):
             continue  # the norm took off as the loss began to fall in earnest: a saddle left behind
         if worst is None or peak / base > worst[0]:
             worst = (peak / base, key, int(step), base, peak, norms, len(baseline))
@@ -328,7 +329,7 @@ def _outgrew_the_loss(run, norms: pd.Series, first: int) -> bool:
     return first_sustained(smooth(later, 3) >= EXPLODE * base, 2) is not None or bool((later >= SPIKE * base).any())
 
 
-def _woke_up(run, norms: pd.Series, step: int) -> bool:
+def _woke_up(run, norms: pd.Series, step: int, climb: int) -> bool:
     """Did the norm settle at its new level while the run went on learning: over the second half of the
     run it less than doubled (the median of that half's last quarter over its first quarter's: ``SETTLED``),
     and the training loss over the last fifth is below its median around ``step`` (where the norm passed
@@ -343,21 +344,21 @@ def _woke_up(run, norms: pd.Series, step: int) -> bool:
     over a rolling median of 3, because one record that far out beside a working level is a hard batch --
     a LayerNorm DenseNet memorising its images, its norm 0.27 at the start, 2-10 later and once 29, while
     its loss fell from 1.8 to 0.01, was ``grad_explosion`` until 2026-12-03), or throw the loss up.
-    And a norm that was already awake cannot wake up: see :func:`_awake_before`."""
+    And a norm that was already awake before its ``climb`` began cannot wake up: see :func:`_awake_before`."""
     later = norms.iloc[len(norms) // 2:]
     loss = run.curve("train_loss")
     loss = loss[loss > 0]
     around = loss[loss.index <= step].iloc[-3:]
-    if len(later) < 4 or len(loss) < 8 or around.empty or _awake_before(norms, step):
+    if len(later) < 4 or len(loss) < 8 or around.empty or _awake_before(norms, climb):
         return False
     quarter = len(later) // 4
     grew = float(later.iloc[-quarter:].median()) / float(later.iloc[:quarter].median())
     return grew < SETTLED and float(tail(loss, 0.2).median()) < float(around.median())
 
 
-def _awake_before(norms: pd.Series, step: int) -> bool:
-    """Had the norm settled at a working level before its climb began (:func:`schedule.climb_start`, walking
-    back from ``step``): over at least ``AWAKE_RECORDS`` records before it, the median of their second half
+def _awake_before(norms: pd.Series, climb: int) -> bool:
+    """Had the norm settled at a working level before its climb began (the step ``climb``,
+    :func:`schedule.climb_start`): over at least ``AWAKE_RECORDS`` records before it, the median of their second half
     less than ``SETTLED`` x that of their first?
 
     Why: a norm that wakes up grows from its first records -- the weights it is made of grow from near
@@ -367,7 +368,7 @@ def _awake_before(norms: pd.Series, step: int) -> bool:
     gradients pile up, 0.25 -> 25 in four records, after fifteen records within 3 % of 0.25 -- an outside
     ordinal-regression MLP under Adam, whose loss, the steps normalised, kept falling: healthy until
     2026-12-05, the climb read as a wake-up)."""
-    before = norms[norms.index < climb_start(smooth(norms, 3), step)]
+    before = norms[norms.index < climb]
     half = len(before) // 2
     return len(before) >= AWAKE_RECORDS and \
         float(before.iloc[half:].median()) < SETTLED * float(before.iloc[:half].median())
