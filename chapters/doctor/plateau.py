@@ -47,10 +47,10 @@ dead networks, two killed by an LR spike).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
-
-import math
 
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
