@@ -1390,10 +1390,10 @@ def test_a_group_that_stops_moving_at_mid_run_is_frozen_while_the_rest_learns_on
     assert labels(write_log(tmp_path, rows, start={"num_classes": 4}))[:1] == [want]
 
 
-@pytest.mark.parametrize("fixed, want", [(1, []), (5_000, ["frozen_parameters"])])
+@pytest.mark.parametrize("fixed, want", [(1, []), (5_000, ["frozen_parameters"]), (130, ["frozen_parameters"])])
 def test_a_handful_of_fixed_parameters_is_no_freeze(tmp_path, fixed, want):
     # A contrastive model's fixed temperature is 1 of 14,401 parameters: a design choice. A third of the
-    # model left out of training is the forgotten freeze the rule is for.
+    # model left out of training is the forgotten freeze the rule is for, and so is a small first layer (0.9 %).
     rng = np.random.default_rng(0)
     path = write_log(tmp_path, records(learning_curve(200, rng)),
                      start={"total_params": 14_401, "trainable_params": 14_401 - fixed})
@@ -1935,11 +1935,13 @@ def test_a_norm_that_sat_at_its_level_then_climbed_a_hundredfold_did_not_wake_up
     assert labels(write_log(tmp_path, records(loss, grad_norm=norm)))[:1] == ["grad_explosion"]
 
 
-@pytest.mark.parametrize("fixed, want", [(1, []), (0, ["frozen_parameters"]), (5_000, ["frozen_parameters"])])
+@pytest.mark.parametrize("fixed, want", [(1, []), (0, ["frozen_parameters"]), (5_000, ["frozen_parameters"]),
+                                         (65, ["frozen_parameters"])])
 def test_a_group_standing_still_that_run_start_counts_as_a_handful_fixed_is_no_freeze(tmp_path, fixed, want):
     # A two-tower model logs update_ratio/temperature: 0 at every record, the towers moving. run_start says
     # 1 of 7,361 parameters is not trainable: the temperature, fixed on purpose. With the counts equal the
-    # group was left out of the optimizer (still requires_grad); with 5,000 fixed a tower was frozen.
+    # group was left out of the optimizer (still requires_grad); with 5,000 fixed a tower was frozen, and
+    # with 65 (0.9 %) a small first layer was: an outside AlexNet's conv1, 448 of 47,493 parameters.
     rng = np.random.default_rng(29)
     count = 60
     columns = {"update_ratio/temperature": np.zeros(count),
