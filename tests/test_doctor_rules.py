@@ -2061,3 +2061,14 @@ def test_a_fourfold_slowdown_shows_through_a_jittery_clock(tmp_path, slower, wan
     count = 90
     speed = 53_000 * np.where(np.arange(count) >= 45, 1 / slower, 1.0) * np.exp(rng.normal(0, 0.35, count))
     assert labels(write_log(tmp_path, records(learning_curve(count, rng), speed)))[-1:] == want
+
+
+@pytest.mark.parametrize("jitter, want", [(0.003, "loss_plateau"), (0.05, "divergence")])
+def test_a_network_killed_by_its_first_updates_is_a_dead_network(tmp_path, jitter, want):
+    # RMSprop at a rate far too high from the first step: the first record is 200x ln 6, and from then on the
+    # loss sits at ln 6 to 0.3 % per record -- the class prior, predicted for every input: every unit died. A
+    # network that is still alive there swings by several percent: thrown out, diverged.
+    rng = np.random.default_rng(31)
+    loss = np.concatenate([[345.0], math.log(6) * np.exp(rng.normal(0, jitter, 79))])
+    path = write_log(tmp_path, records(loss), start={"num_classes": 6, "loss_floor": 0.42})
+    assert labels(path)[:1] == [want]

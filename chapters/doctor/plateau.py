@@ -303,7 +303,7 @@ def dead_network(run, loss: pd.Series, reference: float):
     sits there calmly (a constructed mid-run divergence) has risen."""
     relapsed = relapse(loss, reference)
     if relapsed is None:
-        return _stood_still_worse(run, loss, reference)
+        return _killed_at_once(run, loss, reference) or _stood_still_worse(run, loss, reference)
     step, best, end = relapsed
     if end >= rise_limit(run, loss, reference):
         return None  # far above what a constant prediction scores (the class prior's entropy): risen, divergence
@@ -362,6 +362,38 @@ def _killed_by_raised_lr(run, loss: pd.Series, reference: float, step: int, end:
                             f"constant to {np.expm1(calm):.1%} per record: the network predicts the same for "
                             "every input -- the raised rate's first updates switched every unit off, and no rate "
                             "revives it")
+
+
+def _killed_at_once(run, loss: pd.Series, reference: float):
+    """A network killed by its first updates: the loss blew up (:func:`signals.blew_up` against the declared
+    ln K) at a learning rate that was never raised, and from there sits at ln K or a little below --
+    constant to ``CONSTANT`` (2 %) per record over the second half of the records after the blow-up, and
+    under divergence's rise limit (:func:`reference.rise_limit`).
+
+    Why: :func:`relapse` needs a run that learned first; this one died before it could. A learning rate far
+    too high from the first step throws the weights out at once (the loss at 200x ln K in its first record)
+    and one such update can switch every ReLU off -- after which the network predicts the class prior for
+    every input and scores its entropy, ln K for balanced classes, on every batch to the third decimal (an
+    outside SqueezeNet at RMSprop 0.05: 345, then 1.79-1.81 = ln 6 for 790 steps, called divergence until
+    2026-12-05, whose advice -- a lower learning rate -- is right, but whose diagnosis sends the reader
+    looking for a climbing loss). A diverged network that is still alive scores far above ln K (confidently
+    wrong) or swings: every diverged outside run that sat near ln K after a blow-up moved 1.9-6.5 % per record,
+    or had its learning rate raised mid-run (:func:`_killed_by_raised_lr` judges those)."""
+    if not declared(run) or lr_ever_raised(run):
+        return None
+    hit = blew_up(loss, reference, True)
+    after = loss.loc[hit:].iloc[1:] if hit is not None else loss.iloc[:0]
+    if len(after) < 2 * MIN_RECORDS:
+        return None
+    settled = after.iloc[len(after) // 2:]
+    calm, level = noise_scale(np.log(settled)), float(settled.median())
+    if calm > CONSTANT or level >= rise_limit(run, loss, reference):
+        return None
+    return (int(after.index[0]), 0.8,
+            f"train loss hit {float(loss.loc[hit]):.4g} at step {hit}, x{float(loss.loc[hit]) / reference:.0f} "
+            f"what an untrained model scores ({reference:.4g}), and from step {int(after.index[0])} sits at "
+            f"{level:.4g}, constant to {np.expm1(calm):.1%} per record: the network predicts the same for every "
+            "input -- the first updates, at a learning rate far too high, switched every unit off")
 
 
 def stopped_moving(run, loss: pd.Series):
