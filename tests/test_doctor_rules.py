@@ -2088,3 +2088,17 @@ def test_a_drift_that_closes_none_of_the_gap_to_the_floor_is_no_learning(tmp_pat
     out = [{"step": 20 * (i + 1), "train_loss": float(v)} for i, v in enumerate(loss)] + evals(val, every=150)
     path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"loss_floor": 0.28, "vocab_size": 13})
     assert labels(path)[:1] == want
+
+
+@pytest.mark.parametrize("settles_at, want", [(0.57, ["grad_explosion"]), (0.40, [])])
+def test_a_norm_that_climbs_while_the_loss_ends_above_where_the_climb_began_did_not_wake_up(tmp_path, settles_at,
+                                                                                            want):
+    # zero_grad() dropped at step 500 under RMSprop: the norm, grown 0.6 -> 3 so far, piles up to 20-30,
+    # and the loss goes 0.49 -> 0.85, then settles at 0.57 -- below its peak, above where the climb began.
+    # A norm that grows like that while the loss keeps falling below where it was (0.40) woke up.
+    rng = np.random.default_rng(43)
+    norm = np.concatenate([np.geomspace(0.6, 3.0, 50), np.geomspace(3.0, 25.0, 8), np.linspace(25.0, 30.0, 62)])
+    norm *= np.exp(rng.normal(0, 0.1, 120))
+    loss = np.concatenate([np.linspace(1.7, 0.49, 50), np.linspace(0.7, 0.85, 4),
+                           np.linspace(0.8, settles_at, 66)]) * np.exp(rng.normal(0, 0.03, 120))
+    assert labels(write_log(tmp_path, records(loss, grad_norm=norm)))[:1] == want

@@ -333,7 +333,10 @@ def _woke_up(run, norms: pd.Series, step: int, climb: int) -> bool:
     """Did the norm settle at its new level while the run went on learning: over the second half of the
     run it less than doubled (the median of that half's last quarter over its first quarter's: ``SETTLED``),
     and the training loss over the last fifth is below its median around ``step`` (where the norm passed
-    ``EXPLODE`` x)?
+    ``EXPLODE`` x) *and* around ``climb`` (where that climb began)? The second because the climb can throw
+    the loss up before the norm is tenfold: ``zero_grad()`` dropped mid-run under RMSprop, the loss went
+    0.49 -> 0.85 as the gradients piled up and settled at 0.57, below its peak but above where it was
+    (an outside Student-t regression, healthy until 2026-12-05).
 
     Why: a network whose weights start near zero -- word2vec's output vectors, a zero-initialised head --
     has almost no gradient at first; the norm grows as the weights do and levels off at its working size
@@ -348,12 +351,13 @@ def _woke_up(run, norms: pd.Series, step: int, climb: int) -> bool:
     later = norms.iloc[len(norms) // 2:]
     loss = run.curve("train_loss")
     loss = loss[loss > 0]
-    around = loss[loss.index <= step].iloc[-3:]
-    if len(later) < 4 or len(loss) < 8 or around.empty or _awake_before(norms, climb):
+    at_climb, at_step = loss[loss.index <= climb].iloc[-3:], loss[loss.index <= step].iloc[-3:]
+    if len(later) < 4 or len(loss) < 8 or at_step.empty or _awake_before(norms, climb):
         return False
     quarter = len(later) // 4
     grew = float(later.iloc[-quarter:].median()) / float(later.iloc[:quarter].median())
-    return grew < SETTLED and float(tail(loss, 0.2).median()) < float(around.median())
+    before = min(float(at_step.median()), float(at_climb.median()) if len(at_climb) else math.inf)
+    return grew < SETTLED and float(tail(loss, 0.2).median()) < before
 
 
 def _awake_before(norms: pd.Series, climb: int) -> bool:
