@@ -2119,3 +2119,14 @@ def test_a_first_record_below_the_rest_beside_a_val_loss_at_the_floor_is_the_dat
     path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]),
                      start={"loss_floor": floor, "steps_per_epoch": 125})
     assert labels(path)[:1] == [want]
+
+
+def test_a_val_rise_just_before_the_loss_went_non_finite_is_no_overfitting(tmp_path):
+    # The learning rate raised 200-fold at step 500: the evaluation there reads 2,180 (the weights blowing up)
+    # while the train loss had been falling, and four steps later it is NaN. Nothing was memorised.
+    train = np.concatenate([np.full(25, 1.79), np.linspace(1.75, 0.65, 25)])
+    out = [{"step": 10 * (i + 1), "train_loss": float(v), "lr": 0.05} for i, v in enumerate(train)]
+    out += [{"step": 510 + 10 * i, "train_loss": float("nan"), "lr": 10.0} for i in range(6)]
+    out += evals([1.79, 1.79, 1.75, 1.01, 2180.0])
+    path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"num_classes": 6})
+    assert labels(path) == ["nan_loss"]

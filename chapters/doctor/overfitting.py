@@ -27,7 +27,10 @@ character CNN logged once an epoch, val 0.66 -> 1.61 and train 1.60 -> 1.61 was 
 current epoch, and the median of the last three is only a guard against one lucky high one. With five
 evaluations on random episodes (0.205, 0.155, 0.356, 0.279, 0.174) the median of the last three was up 55 %
 and the noise of four jumps too unsure to discount it, while the run ended back at its minimum (an
-independent prototype network, ``overfitting`` until 2026-12-03).
+independent prototype network, ``overfitting`` until 2026-12-03). Nor is a val rise followed by a train loss
+that went non-finite memorising: the weights were blowing up (a SqueezeNet and a BERT-lite whose learning
+rates were raised 200-3,000-fold: val 1.0 -> 2,180 at the evaluation just before the NaN, their train loss
+still falling -- ``overfitting`` at 0.88 beside the ``nan_loss`` until 2026-12-05).
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ def check(run) -> list[Finding]:
     after = val.loc[best_step:].iloc[1:]
     if len(after) < 2 or best <= 0:
         return []
+    blown = run.all_rows["step"][run.nonfinite["train_loss"]]
+    if (blown > best_step).any():
+        return []  # the weights blew up after the val minimum: the val rise is the blow-up's (nan_loss)
     late = float(after.iloc[-3:].median())
     rise = late / best - 1
     noise = jitter_scale(np.log(val[val > 0]))
