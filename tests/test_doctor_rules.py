@@ -2145,3 +2145,18 @@ def test_a_train_loss_on_the_floor_does_not_agree_with_a_val_loss_below_it(tmp_p
     out = [{"step": 10 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val)
     path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"loss_floor": floor, "num_classes": 6})
     assert labels(path)[:1] == want
+
+
+def test_a_climb_where_a_ramped_learning_rate_had_grown_a_hundredfold_is_divergence(tmp_path):
+    # Adam's rate multiplied by 1.07 per record, no single jump: the loss learns (0.44 -> 0.06), is thrown up
+    # once the rate is a hundredfold (2.9), and settles back at its untrained 0.43. Not a bounce in a valley
+    # the steps overshoot: the schedule threw it out, and lowering the rate is the fix.
+    rng = np.random.default_rng(59)
+    lr = 1e-3 * 1.07 ** np.arange(100)
+    loss = np.concatenate([np.geomspace(0.44, 0.06, 30), np.full(44, 0.07), [0.3, 1.2, 2.9, 1.1],
+                           np.full(22, 0.43)]) * np.exp(rng.normal(0, 0.05, 100))
+    rows = records(loss)
+    for row, rate in zip(rows, lr):
+        row["lr"] = float(rate)
+    found = diagnose(write_log(tmp_path, rows)).findings
+    assert found[0].anomaly == "divergence" and found[0].caused_by == "lr"
