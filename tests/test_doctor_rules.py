@@ -2160,3 +2160,16 @@ def test_a_climb_where_a_ramped_learning_rate_had_grown_a_hundredfold_is_diverge
         row["lr"] = float(rate)
     found = diagnose(write_log(tmp_path, rows)).findings
     assert found[0].anomaly == "divergence" and found[0].caused_by == "lr"
+
+
+@pytest.mark.parametrize("val_level, want", [(5.25, ["overfitting"]), (1.5, [])])
+def test_a_model_confidently_wrong_on_unseen_data_from_its_first_evaluation_memorised(tmp_path, val_level, want):
+    # An ArcFace head with 20,000 parameters on 80 examples: the train loss falls 7.0 -> 0.0003 within 50 steps,
+    # so the first evaluation already finds it memorised -- val 5.2-5.3 ever after, above ln 10 = 2.30, no
+    # minimum to rise from. A validation loss under ln K with the same train loss has learned something.
+    rng = np.random.default_rng(61)
+    train = np.concatenate([np.geomspace(7.0, 0.005, 6), np.geomspace(0.003, 0.00026, 74)])
+    val = val_level * (1 + np.linspace(0, 0.013, 20)) * np.exp(rng.normal(0, 0.002, 20))
+    out = [{"step": 10 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val, every=40)
+    path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"num_classes": 10})
+    assert labels(path) == want

@@ -41,11 +41,12 @@ import numpy as np
 
 from chapters.doctor.reference import RISE
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import curve, jitter_scale, reference_level, smooth, window_for
+from chapters.doctor.signals import THRASH, curve, jitter_scale, noise_scale, reference_level, smooth, window_for
 
 MIN_RISE = 0.1
 NO_GAP = 1.1  # val over train at the end below this, with train not lower than at the minimum: no memorising
 RISE_UNITS = 3.0
+MEMORISED = 0.5  # the train loss under half the untrained reference: it learned (_memorised_at_once)
 LESSON = "docs/doctor.md#overfitting"
 
 
@@ -53,6 +54,11 @@ def check(run) -> list[Finding]:
     val = curve(run.evals, "val_loss")
     if len(val) < 4 or run.nonfinite["val_loss"].any():
         return []
+    return _turned_up(run, val) or _memorised_at_once(run, val)
+
+
+def _turned_up(run, val) -> list[Finding]:
+    """Prechelt's generalization loss on ``val``, with the train loss's agreement (the module's statistic)."""
     # The minimum of noisy evaluations is biased low (one lucky eval); the minimum of a rolling median of
     # three much less so -- the rest is what RISE_UNITS covers.
     smoothed = smooth(val, 3)
@@ -87,11 +93,46 @@ def check(run) -> list[Finding]:
             f" while train went from {at_best:.3g} to {end:.3g}"
         if end > 1e-3:
             evidence += f" (val/train gap x{late / end:.1f})"
-    return [Finding("overfitting", confidence(0.75, rise / MIN_RISE), int(best_step), evidence,
-                    fix="more data or augmentation, dropout 0.1-0.2, weight decay ~0.1, early stopping that "
-                        "restores the best checkpoint",
-                    experiment="re-run with dropout and weight decay: the val minimum should be lower and later",
-                    lesson=LESSON)]
+    return [_finding(confidence(0.75, rise / MIN_RISE), int(best_step), evidence)]
+
+
+def _memorised_at_once(run, val) -> list[Finding]:
+    """A model that memorised its training set before its first evaluation: over the second half of the
+    run the training loss's median is under ``MEMORISED`` (half) of the untrained reference
+    (:func:`signals.reference_level`: ln K when declared) while the validation loss's median is *above*
+    that reference -- and calm there (per-evaluation scale under ``signals.THRASH``), with no non-finite
+    training loss.
+
+    Why: Prechelt's test needs a validation minimum to rise from, and a model with a hundred times the
+    capacity its eighty examples need learns them by heart in its first few dozen steps, so every evaluation
+    finds it already confidently wrong on unseen data: an outside ArcFace classifier, train 7.0 -> 0.0003,
+    val 5.31 at its first evaluation and 5.22-5.29 ever after against ln 10 = 2.30 (healthy until 2026-12-05).
+    Scoring unseen data worse than a model that knows nothing, while the training batches say it learned
+    more than half of all there is, is memorising: on 32 outside sets every run that did both and showed
+    its fault was an overfitting run, or a no-shuffle or NaN run whose rule comes first. Why calm: a validation loss
+    that jumps by 10 % and more between evaluations is thrashing -- a linear classifier at a learning rate
+    far too high separates each batch in turn (train 0, val 7 against 0.4): ``oscillation``."""
+    train = run.curve("train_loss")
+    late = val.iloc[len(val) // 2:]
+    if len(train) < 8 or len(late) < 2 or run.nonfinite["train_loss"].any():
+        return []
+    reference = reference_level(run, train)
+    trained, unseen = float(train.iloc[len(train) // 2:].median()), float(late.median())
+    if reference <= 0 or trained >= MEMORISED * reference or unseen <= reference or \
+            noise_scale(np.log(late[late > 0])) >= THRASH:
+        return []
+    return [_finding(confidence(0.75, unseen / reference), int(late.index[0]),
+                     f"over the second half the train loss's median is {trained:.3g} while the val loss's is "
+                     f"{unseen:.4g}, above what an untrained model scores ({reference:.4g}): the model learned "
+                     "its training examples by heart and is confidently wrong on unseen ones")]
+
+
+def _finding(score, step, evidence) -> Finding:
+    return Finding("overfitting", score, step, evidence,
+                   fix="more data or augmentation, dropout 0.1-0.2, weight decay ~0.1, early stopping that "
+                       "restores the best checkpoint",
+                   experiment="re-run with dropout and weight decay: the val minimum should be lower and later",
+                   lesson=LESSON)
 
 
 def learned_span(run, train, smoothed_train) -> float:
