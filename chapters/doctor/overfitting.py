@@ -31,6 +31,10 @@ independent prototype network, ``overfitting`` until 2026-12-03). Nor is a val r
 that went non-finite memorising: the weights were blowing up (a SqueezeNet and a BERT-lite whose learning
 rates were raised 200-3,000-fold: val 1.0 -> 2,180 at the evaluation just before the NaN, their train loss
 still falling -- ``overfitting`` at 0.88 beside the ``nan_loss`` until 2026-12-05).
+
+A second statistic is for the model that memorised before its first evaluation, so that its validation loss
+has no minimum to turn up from: the train loss far below the untrained level while the validation loss sits
+above it (:func:`_memorised_at_once`).
 """
 
 from __future__ import annotations
