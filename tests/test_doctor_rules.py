@@ -2173,3 +2173,18 @@ def test_a_model_confidently_wrong_on_unseen_data_from_its_first_evaluation_memo
     out = [{"step": 10 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val, every=40)
     path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"num_classes": 10})
     assert labels(path) == want
+
+
+@pytest.mark.parametrize("val_end, want", [(1.0578, ["loss_plateau"]), (0.97, [])])
+def test_a_validation_creep_that_closes_none_of_the_gap_to_the_floor_is_no_learning(tmp_path, val_end, want):
+    # A denoiser killed by RMSprop at 1e-2 in its first steps (6.8e6, then 238): it predicts about 0 and sits at
+    # 1.05 against a floor of 0.28, while its fixed validation set creeps 1.0588 -> 1.0578 in perfect order --
+    # a significant trend that closes 0.1 % of the gap (the output bias still moving). A run that closes a
+    # tenth of it is learning.
+    rng = np.random.default_rng(67)
+    settle = np.linspace(1.055, val_end - 0.008, 28) * np.exp(rng.normal(0, 0.005, 28))
+    train = np.concatenate([[6.8e6, 238.0], settle])
+    val = np.linspace(1.0588, val_end, 10)
+    out = [{"step": 10 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val, every=30)
+    path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"loss_floor": 0.28})
+    assert labels(path)[:1] == want

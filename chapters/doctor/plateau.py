@@ -70,6 +70,9 @@ CONSTANT = 0.02  # ... and at a raised learning rate, where a live network is th
 DEAD_CALM = 0.25  # without gradient norms: that noise at most a quarter of the live network's (loss_calmed)
 MIN_EVALS = signals.TREND_EVALS  # evaluations, for val_still_falling: a trend of 5 can reach the 5 % level
 STILL_FALLING = MIN_DROP / 2
+# A fixed validation set's steady creep that closes under 1 % of its gap to the floor: a dead network's output
+# bias, or steps 1000x too small, moving it (stuck_above_floor). Healthy runs that far above a floor: 3.8 % and up.
+VAL_CLOSED = 0.01
 FROZEN = 1e-3  # log val loss moving less than 0.1 % from one evaluation to the next: the model stands still
 FROZEN_EVALS = 4  # evaluations in a row, at the end, that stood still (three steps between them)
 LATE_START = 50  # steps: a first record averaging more than this already holds the steepest descent
@@ -174,7 +177,9 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
     noise of the log loss below ``signals.THRASH``) with no downward trend (Mann-Kendall z above
     -``TREND_Z``, or a trend that closed less than ``STILL_FALLING`` of the gap to the floor:
     :func:`closed_the_gap`), and the validation loss (at least ``MIN_EVALS`` evaluations) ends that far
-    above the floor too with no downward trend after its first quarter; else None.
+    above the floor too with no downward trend after its first quarter (or one that closed less than
+    ``VAL_CLOSED`` of its gap: a fixed validation set has no batch noise, so a dead network's creeping output
+    bias -- 1.0588 -> 1.0578 in perfect order against a floor of 0.28 -- is significant, and nothing); else None.
 
     Why: "fell from its start" cannot tell a stuck run whose *first record* was the blow-up -- a learning rate
     far too high threw the loss to 1,200 before it was first logged, and every unit died; the loss then sat at
@@ -194,7 +199,8 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
     if noise_scale(np.log(settled)) >= signals.THRASH or \
             (signals.trend_z(np.log(settled)) <= -TREND_Z and closed_the_gap(settled, floor) >= STILL_FALLING):
         return None
-    if signals.trend_z(np.log(val.iloc[len(val) // 4:])) <= -TREND_Z:
+    evaluated = val.iloc[len(val) // 4:]
+    if signals.trend_z(np.log(evaluated)) <= -TREND_Z and closed_the_gap(evaluated, floor) >= VAL_CLOSED:
         return None
     return level / floor
 
