@@ -2189,3 +2189,16 @@ def test_a_validation_creep_that_closes_none_of_the_gap_to_the_floor_is_no_learn
     out = [{"step": 10 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val, every=30)
     path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"loss_floor": 0.28})
     assert labels(path)[:1] == want
+
+
+@pytest.mark.parametrize("val, want", [([0.216, 0.221, 0.213, 0.213, 0.298], []),
+                                       ([0.216, 0.221, 0.213, 0.25, 0.298, 0.33], ["overfitting"])])
+def test_one_high_last_evaluation_is_no_overfitting(tmp_path, val, want):
+    # A healthy ResNet evaluated five times: 0.216, 0.221, 0.213, 0.213 -- then 0.298 at the last. The median
+    # of the evaluations after the minimum is the mean of two, one of them that jump: "up 20 %". One
+    # evaluation is as likely a noisy one; a model that memorises is worse at the last two, and more so.
+    rng = np.random.default_rng(71)
+    train = np.concatenate([np.geomspace(1.17, 0.27, 8), 0.24 * np.exp(rng.normal(0, 0.15, 42))])
+    out = [{"step": 10 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val)
+    path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"loss_floor": 0.2, "num_classes": 5})
+    assert labels(path) == want

@@ -23,8 +23,11 @@ three can lie 1.3 above it by chance: 3 scales together. A fixed validation set 
 10 %. And a train loss that did not fall at all since the minimum must leave a gap (val at least ``NO_GAP``
 x train at the end): memorising opens one; a network knocked dead brings both back to ln K together (a
 character CNN logged once an epoch, val 0.66 -> 1.61 and train 1.60 -> 1.61 was ``overfitting`` until
-2026-12-03). And GL must hold at the last evaluation itself as well: Prechelt's criterion is read at the
-current epoch, and the median of the last three is only a guard against one lucky high one. With five
+2026-12-03). And GL must hold at the last two evaluations themselves as well: Prechelt's criterion is
+read at the current epoch, and the median of the last three is only a guard against one lucky high one --
+with two evaluations after the minimum that median is their mean, and one high last evaluation carries it
+(a healthy ResNet: 0.216, 0.221, 0.213, 0.213, then 0.298 -- ``overfitting`` until 2026-12-05; the last
+evaluation alone until then). With five
 evaluations on random episodes (0.205, 0.155, 0.356, 0.279, 0.174) the median of the last three was up 55 %
 and the noise of four jumps too unsure to discount it, while the run ended back at its minimum (an
 independent prototype network, ``overfitting`` until 2026-12-03). Nor is a val rise followed by a train loss
@@ -77,7 +80,7 @@ def _turned_up(run, val) -> list[Finding]:
     late = float(after.iloc[-3:].median())
     rise = late / best - 1
     noise = jitter_scale(np.log(val[val > 0]))
-    if rise < MIN_RISE or math.log1p(rise) < RISE_UNITS * noise or float(val.iloc[-1]) < best * (1 + MIN_RISE):
+    if rise < MIN_RISE or math.log1p(rise) < RISE_UNITS * noise or float(val.iloc[-2:].min()) < best * (1 + MIN_RISE):
         return []
     train = run.curve("train_loss")
     evidence = f"val loss rose {rise:.0%} from its minimum {best:.4g} at step {int(best_step)}"
