@@ -225,15 +225,15 @@ def _finding(run, smoothed, step, window, score, evidence) -> Finding:
     jump, so the climb read as ``oscillation``'s bounce until 2026-12-05)."""
     onset = climb_start(smoothed, step)
     jump = lr_jump(run, onset, window, step)
+    ramped = jump < LR_JUMP and lr_ramped(run, onset)
     if jump >= LR_JUMP:
-        score, step = max(score, LR_CAUSE), onset
         evidence += f"; the learning rate rose x{jump:.0f} where the climb began (step {onset}): it is the cause"
-    elif lr_ramped(run, onset):
-        score, step = max(score, LR_CAUSE), onset
+    elif ramped:
         evidence += f"; the learning rate had been raised x{_ramp(run, onset):.0f} by step {onset}, where the climb " \
                     "began: it is the cause"
-    cause = jump >= LR_JUMP or lr_ramped(run, onset)
-    return Finding("divergence", score, int(step), evidence, caused_by="lr" if cause else "",
+    if jump >= LR_JUMP or ramped:
+        score, step = max(score, LR_CAUSE), onset
+    return Finding("divergence", score, int(step), evidence, caused_by="lr" if jump >= LR_JUMP or ramped else "",
                    fix=FIX, experiment=EXPERIMENT, lesson=LESSON)
 
 

@@ -207,8 +207,9 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
 
 
 def closed_the_gap(settled: pd.Series, floor: float) -> float:
-    """The share of its distance to the loss floor that the train loss covered over ``settled`` (its last
-    three quarters): from the median of that stretch's first quarter to the median of its last.
+    """The share of its distance to the loss floor that a loss covered over ``settled`` (the train loss's
+    last three quarters, or the evaluations after the first quarter): from the median of that stretch's
+    first quarter to the median of its last.
 
     Why beside the trend test in :func:`stuck_above_floor`: over a thousand records Mann-Kendall finds a
     drift of half a percent significant, and a run stuck on the label marginal drifts that much as it
