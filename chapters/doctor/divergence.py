@@ -54,7 +54,7 @@ from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.oscillation import fell_back, thrashing
 from chapters.doctor.plateau import GAVE_BACK, MIN_DROP, dead_network, relapse
 from chapters.doctor.reference import LOW_SHARE, RISE, declared, rise_limit, rose_past_first
-from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump, lr_ramped, positive_lr
+from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump, lr_ramp, positive_lr
 from chapters.doctor.signals import TREND_EVALS, TREND_Z, blew_up, first_sustained, reference_level, smooth, window_for
 
 LR_CAUSE = 0.9
@@ -220,24 +220,20 @@ def thrown_back(run, loss, start) -> tuple[int, float, float, float] | None:
 def _finding(run, smoothed, step, window, score, evidence) -> Finding:
     """The finding, with the learning rate as its cause when the log shows it: a jump of ``LR_JUMP``-fold or
     more between where the climb began and ``step``, or a ramp that had raised it that much since the run's
-    first fifth by the climb's start (:func:`schedule.lr_ramped`: an Adam rate multiplied by 1.007 per step,
+    first fifth by the climb's start (:func:`schedule.lr_ramp`: an Adam rate multiplied by 1.007 per step,
     x130 by the time an expectile regression was thrown from 0.06 back to its untrained 0.43 -- no single
     jump, so the climb read as ``oscillation``'s bounce until 2026-12-05)."""
     onset = climb_start(smoothed, step)
     jump = lr_jump(run, onset, window, step)
-    ramped = jump < LR_JUMP and lr_ramped(run, onset)
+    ramp = lr_ramp(run, onset) if jump < LR_JUMP else 0.0
+    ramped = ramp >= LR_JUMP
     if jump >= LR_JUMP:
         evidence += f"; the learning rate rose x{jump:.0f} where the climb began (step {onset}): it is the cause"
     elif ramped:
-        evidence += f"; the learning rate had been raised x{_ramp(run, onset):.0f} by step {onset}, where the climb " \
-                    "began: it is the cause"
+        evidence += f"; the learning rate had been raised x{ramp:.0f} by step {onset}, where the climb began: it " \
+                    "is the cause"
     if jump >= LR_JUMP or ramped:
         score, step = max(score, LR_CAUSE), onset
     return Finding("divergence", score, int(step), evidence, caused_by="lr" if jump >= LR_JUMP or ramped else "",
                    fix=FIX, experiment=EXPERIMENT, lesson=LESSON)
 
-
-def _ramp(run, step) -> float:
-    """How many times the learning rate at ``step`` is its median over the run's first fifth."""
-    lr = positive_lr(run)
-    return float(lr[lr.index <= step].iloc[-1]) / float(lr.iloc[:max(1, len(lr) // 5)].median())

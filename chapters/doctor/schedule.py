@@ -76,11 +76,18 @@ def lr_ramped(run, step) -> bool:
     :func:`lr_raised` sees a jump from one record to the next; a ramp that multiplies the LR by 1.03 per
     record has none, and reaches a hundredfold all the same (a tagger whose SGD rate rose from 0.05 to 10
     over its last 200 steps: its loss went back to ln K at 35x its rate, then blew up)."""
+    return lr_ramp(run, step) >= LR_JUMP
+
+
+def lr_ramp(run, step) -> float:
+    """The learning rate at ``step`` (the last record at or before it) over its median across the run's first
+    fifth; 0 with fewer than five ``lr`` records or none by ``step`` (:func:`lr_ramped` asks it to be
+    ``LR_JUMP`` or more, and ``divergence`` quotes it)."""
     lr = positive_lr(run)
     upto = lr[lr.index <= step]
     if len(lr) < 5 or upto.empty:
-        return False
-    return float(upto.iloc[-1]) >= LR_JUMP * float(lr.iloc[:max(1, len(lr) // 5)].median())
+        return 0.0
+    return float(upto.iloc[-1]) / float(lr.iloc[:max(1, len(lr) // 5)].median())
 
 
 def lr_restored(run, step) -> bool:
