@@ -2202,3 +2202,17 @@ def test_one_high_last_evaluation_is_no_overfitting(tmp_path, val, want):
     out = [{"step": 10 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val)
     path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"loss_floor": 0.2, "num_classes": 5})
     assert labels(path) == want
+
+
+def test_a_class_sorted_run_whose_train_loss_rounds_to_zero_does_not_crash(tmp_path):
+    # Sorted by class, a classifier fits each block by predicting its class: float32 rounds the loss to exactly
+    # 0 inside the blocks, and only the records at a block boundary are not 0 -- ever larger, as momentum
+    # throws the weights further at each switch. The staircase test divided the val loss by the train loss's
+    # median, 0 (an outside FT-Transformer: ZeroDivisionError until 2026-12-05).
+    steps_per_epoch = 62
+    rows = [{"step": step, "train_loss": 10 ** (step / 120) if (step - 1) % steps_per_epoch % 21 < 4 else 0.0}
+            for step in range(4, 501, 4)]
+    rows += evals(6 * 10 ** (np.arange(10) / 2), every=50)
+    path = write_log(tmp_path, sorted(rows, key=lambda r: r["step"]),
+                     start={"steps_per_epoch": steps_per_epoch, "num_classes": 3})
+    assert labels(path)[:1] == ["no_shuffle"]

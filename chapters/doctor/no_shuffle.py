@@ -189,9 +189,10 @@ def _memorising(run, loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray, sha
     train = run.curve("train_loss")
     if len(val) < 2 or len(train) < 2 or len(shape.profile) < 4:
         return False
-    ratio = float(val.iloc[len(val) // 2:].median()) / float(train.iloc[len(train) // 2:].median())
-    if ratio <= 1:
-        return False
+    seen, unseen = float(train.iloc[len(train) // 2:].median()), float(val.iloc[len(val) // 2:].median())
+    if seen <= 0 or unseen <= seen:
+        return False  # no gap to bound the climb by (a train loss rounded to 0 has no ratio to val)
+    ratio = unseen / seen
     centred = _window_centred(loss, phase, epoch, shape)
     climb = float(centred.profile.max() - centred.profile.min())  # log units, like the gap
     rising = _spearman(centred.profile, np.arange(len(centred.profile))) >= RISING
