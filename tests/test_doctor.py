@@ -16,6 +16,7 @@ from chapters.cli import main
 from chapters.doctor import LABELS, diagnose
 from chapters.labelled_runs import Case, generate
 from chapters.doctor.live import DoctorCallback
+from chapters.doctor.rules import MACHINE
 from chapters.records import runlog
 from chapters.records.runlog import RunLog
 from tests.conftest import REPO, clinic, run_tiny
@@ -202,7 +203,11 @@ def test_regular_swings_around_a_falling_trend_are_oscillation(tmp_path):
     Case("gru", "no_shuffle", 2),
 ], ids=lambda case: case.name)
 def test_benchmark_slice_gets_the_injected_label(tmp_path, case):
-    findings = diagnose(generate(case, tmp_path)).findings
+    # None of these cases is about the machine, and their logs carry the real clock of this machine: a
+    # neighbour that takes the cores halfway through the run halves tokens_per_sec, which is a true
+    # throughput_drop of *this* run (ranked after everything about the training, rules.MACHINE). The test
+    # asks about the training, so it cannot depend on how busy the machine is today.
+    findings = [f for f in diagnose(generate(case, tmp_path)).findings if f.anomaly not in MACHINE]
     if case.label is None:
         assert findings == []
     else:
