@@ -2216,3 +2216,32 @@ def test_a_class_sorted_run_whose_train_loss_rounds_to_zero_does_not_crash(tmp_p
     path = write_log(tmp_path, sorted(rows, key=lambda r: r["step"]),
                      start={"steps_per_epoch": steps_per_epoch, "num_classes": 3})
     assert labels(path)[:1] == ["no_shuffle"]
+
+
+def beta_regression(rng, count=100):
+    """The loss of a beta regression (a log density: below zero once the model is sharper than the unit
+    interval), falling from 0.2 towards its floor of -0.82 with batch noise."""
+    t = np.arange(count)
+    return -0.78 + 0.98 * np.exp(-t / 12) + rng.normal(0, 0.03, count)
+
+
+def test_a_log_density_loss_thrown_up_by_a_raised_learning_rate_is_divergence(tmp_path):
+    # An outside beta regression: -0.73 at step 500, then the RMSprop rate x300 and the loss sat at +16.4. Its
+    # first record is below zero, so "x1.5 the untrained loss" had no meaning and the run was healthy.
+    rng = np.random.default_rng(79)
+    loss = np.concatenate([beta_regression(rng, 50), 16.4 + rng.normal(0, 0.05, 50)])
+    rows = [{"step": 10 * (i + 1), "train_loss": float(v), "lr": 1e-3 if i < 50 else 0.3} for i, v in enumerate(loss)]
+    path = write_log(tmp_path, rows, start={"loss_floor": -0.82})
+    assert labels(path)[:1] == ["divergence"]
+    assert any("below zero" in note for note in diagnose(path).notes)
+
+
+def test_a_healthy_log_density_loss_logged_every_step_is_healthy(tmp_path):
+    # The same regression at batch 16, logged every step: its records swing +-0.3 nats around a level below
+    # zero. Read as factors of numbers near zero, that was a "plateau" (0.22 -> 0.04 over the first records).
+    rng = np.random.default_rng(83)
+    loss = beta_regression(rng, 1500) + rng.normal(0, 0.25, 1500)
+    rows = [{"step": i + 1, "train_loss": float(v)} for i, v in enumerate(loss)]
+    val = -0.77 + 0.3 * np.exp(-np.arange(15) / 2)
+    path = write_log(tmp_path, sorted(rows + evals(val), key=lambda r: r["step"]), start={"loss_floor": -0.826})
+    assert labels(path) == []

@@ -62,8 +62,10 @@ adds: a Poisson MLP with the target on 38 % of its rows, transformers with the n
 fifth of their inputs, an LSTM with label tags, a hand-written MLP fed a noisy copy of its target
 (2026-12-03); no healthy run of ~600 cached logs with a floor -- among them the linear regressions 5 %
 below their floor with the train loss on it -- is named by it.
-Needs a floor: without one the rule stays silent rather than guess. A floor at or below 0 (a negative
-log-density) is read in nats, not as a ratio (:func:`below_a_log_density_floor`).
+Needs a floor: without one the rule stays silent rather than guess. A negative floor (a log density's) reaches
+this rule moved above 0 with the losses (:mod:`chapters.doctor.log_density`); until 2026-12-05 it was read in
+nats here, every evaluation of the second half ln 2 under it -- the moved scale names the same leaks (an
+outside survival model fed its log-time, a heteroscedastic MLP fed its target plus noise).
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): leakage
 13/18 top-1 (the misses: leaks the model never learned to use, val above the floor); all labels 218/243,
@@ -94,7 +96,7 @@ def check(run) -> list[Finding]:
     if floor is None or len(val) < 1:
         return []
     if floor <= 0:
-        return below_a_log_density_floor(floor, val)
+        return []  # a floor of 0 leaves no room below it (a negative one was moved above 0: log_density)
     smoothed = smooth(val, 3)
     late = val.iloc[len(val) // 2:]  # the second half: near the final level, not the descent
     if len(val) < 2:
@@ -198,27 +200,6 @@ def far_below(floor: float, late) -> bool:
     0.146, train 0.57-0.94 -- healthy until 2026-12-05); dropout keeps it up; a train loss averaged over a
     window that began before the leak was found."""
     return len(late) >= 2 and bool((late < FAR_BELOW * floor).all())
-
-
-def below_a_log_density_floor(floor: float, val) -> list[Finding]:
-    """A floor at or below 0: a cross-entropy's floor of 0 (a deterministic task) leaves no room below it,
-    and a negative one is a log-*density*: the data's entropy for a continuous target (a Gaussian or mixture
-    NLL, a flow, a survival model's time density), in nats, where a ratio to it means nothing. The far-below
-    test (:func:`far_below`) in those units: every evaluation of the second half (at least two) more than
-    ln 2 nats under the floor -- a model that gives unseen examples, on average, twice the density the true
-    distribution does. Why ln 2: it is "half the floor" read as a likelihood, the same bar :func:`far_below`
-    sets; no validation draw averages that far above the truth's likelihood, while a target copied into the
-    inputs (an outside survival model fed its log-time: val -2.0 against a floor of -0.07; a heteroscedastic
-    MLP fed its target plus noise: -2.2 against -0.015) does it easily. The healthy runs of the outside sets
-    with such floors (26 of them) sat 0.0-0.5 nats above them over the second half of their evaluations."""
-    late = val.iloc[len(val) // 2:]
-    if len(late) < 2 or not bool((late < floor - math.log(2)).all()):
-        return []
-    best = float(late.min())
-    return [_finding(int(late.index[0]), 0.85,
-                     f"over the second half of the evaluations the val loss stays {float(floor - late.max()):.2f} "
-                     f"nats or more below the loss floor {floor:.4g} (at best {best:.4g}): a model that gives "
-                     "unseen examples more than twice the density the data's own distribution does")]
 
 
 def _finding(step, score, evidence) -> Finding:

@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from chapters.doctor import (divergence, frozen, gpu_utilisation, gradients, leakage, memory, nan, no_shuffle, oom,
-                             oscillation, overfitting, plateau, throughput)
+from chapters.doctor import (divergence, frozen, gpu_utilisation, gradients, leakage, log_density, memory, nan,
+                             no_shuffle, oom, oscillation, overfitting, plateau, throughput)
 from chapters.doctor.findings import Diagnosis, Finding
 from chapters.records.runlog import RunLog
 
@@ -90,5 +90,6 @@ def diagnose_run(run: RunLog) -> Diagnosis:
     # loss that blew up); the result is then inf or 0 and every comparison with it is the right one, so
     # numpy's overflow warnings would only print noise beside the report.
     with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
+        run = log_density.moved(run)  # a loss below zero is read from a baseline (factors need a zero)
         findings = [finding for rule in RULES for finding in rule.check(run)]
     return Diagnosis(rank(findings), list(run.notes))
