@@ -2275,3 +2275,21 @@ def test_a_noisy_validation_loss_that_climbs_from_its_minimum_is_overfitting_whe
     path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={})
     assert labels(path)[:1] == want
 
+
+def test_a_block_frozen_mid_run_whose_gradient_is_then_exactly_zero_is_a_freeze(tmp_path):
+    # An outside ResNet whose block1 got requires_grad=False at step 150 of 400: from then on its gradient and
+    # its update are exactly 0 while the other groups move and the loss keeps falling. Over the whole run its
+    # median gradient share was 0 -- read as "a gradient too small to move it", and the run was healthy.
+    rng = np.random.default_rng(97)
+    groups = ["stem", "block0", "block1", "block2", "head"]
+    rows = []
+    for i, loss in enumerate(learning_curve(40, rng, start=1.3, end=0.6)):
+        step = 10 * (i + 1)
+        row = {"step": step, "train_loss": float(loss)}
+        for group in groups:
+            stopped = group == "block1" and step >= 150
+            row[f"grad_norm/{group}"] = 0.0 if stopped else float(0.2 * np.exp(rng.normal(0, 0.3)))
+            row[f"update_ratio/{group}"] = 0.0 if stopped else float(0.01 * np.exp(rng.normal(0, 0.3)))
+        rows.append(row)
+    path = write_log(tmp_path, rows, start={"num_classes": 4})
+    assert labels(path)[:1] == ["frozen_parameters"]

@@ -47,6 +47,7 @@ ZERO = 1e-30
 MIN_FROZEN_SHARE = 0.001
 FROZEN_TAIL = 0.25  # a group at exactly 0 from some record to the end, over this share of its records...
 MIN_TAIL = 5  # ...and this many: frozen from mid-run (_zero_since)
+LAST_SHARES = 3  # _has_gradient: the group's last records with a gradient, where a fade ends and a freeze begins
 LESSON = "docs/doctor.md#frozen_parameters"
 
 
@@ -60,7 +61,8 @@ def check(run) -> list[Finding]:
         always = {k for k in keys if zero_share.get(k, 0) >= 0.9} if not _a_handful_fixed(run) else set()
         since = {k: _zero_since(table[k].dropna()) for k in keys if k not in always}
         since = {k: row for k, row in since.items() if row is not None and _loss_carried_on(run, row)}
-        frozen = [k for k in keys if (k in always or k in since) and not _has_gradient(run, k)]
+        frozen = [k for k in keys if (k in always and not _has_gradient(run, k))
+                  or (k in since and not _had_gradient(run, k))]
         moving = [k for k in keys if k not in frozen and (table[k].abs() > ZERO).any()]
         if len(moving) < 2:  # a network that died leaves one group learning, the head's bias (the prior)
             frozen = [k for k in frozen if k in always]
@@ -179,6 +181,25 @@ def _has_gradient(run, key: str) -> bool:
     own = run.train[gradient].abs()
     share = (own / groups.abs().max(axis=1)).replace([np.inf, -np.inf], np.nan).dropna()
     return bool((own > ZERO).any()) and len(share) > 0 and float(share.median()) < VANISH_RATIO
+
+
+def _had_gradient(run, key: str) -> bool:
+    """:func:`_has_gradient` for a group that stood still from mid-run on (:func:`_zero_since`): its gradient
+    share over its last ``LAST_SHARES`` records *with* a gradient -- before the freeze -- under
+    ``VANISH_RATIO``, or no gradient logged beside it but its own (a ``grad_norm`` group read as itself).
+
+    Why not the whole run: a block frozen at step 150 of 400 (``requires_grad=False``: gradient and update
+    exactly 0 from then on) had a median share of 0 -- "a gradient too small to move it" -- and was healthy
+    until 2026-12-05; its last gradients were a tenth of the largest group's. A deep sigmoid stack's layers
+    fade to float32's 0 instead: their last gradients before it are 1e-4 of the head's and less."""
+    gradient = "grad_norm/" + key.split("/", 1)[1]
+    if gradient not in run.train or gradient == key:
+        return _has_gradient(run, key)
+    groups = run.train[group_keys(run.train, "grad_norm")]
+    own = run.train[gradient].abs()
+    own = own[own > ZERO]
+    share = (own / groups.loc[own.index].abs().max(axis=1)).replace([np.inf, -np.inf], np.nan).dropna()
+    return len(share) > 0 and float(share.iloc[-LAST_SHARES:].median()) < VANISH_RATIO
 
 
 def _finding(score, step, evidence) -> Finding:
