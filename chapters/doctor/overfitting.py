@@ -46,6 +46,7 @@ import math
 
 import numpy as np
 
+from chapters.doctor.plateau import MIN_DROP
 from chapters.doctor.reference import RISE
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.signals import (THRASH, TREND_EVALS, TREND_Z, curve, jitter_scale, noise_scale, reference_level,
@@ -100,6 +101,8 @@ def _turned_up(run, val) -> list[Finding]:
             return []  # train rose too: that is divergence, not overfitting
         if (end >= at_best or climbing) and late < NO_GAP * end:
             return []  # no gap opened: nothing memorised (a network gone dead; dropout on the train batches alone)
+        if climbing and end > (1 - MIN_DROP) * reference_level(run, train):
+            return []  # the train loss learned next to nothing: there is nothing it could have memorised
         # A train loss of exactly 0 (float32 rounds a confident model's loss to 0) has no percentage to fall by.
         evidence += f" while train fell {1 - end / at_best:.0%} to {end:.3g}" if at_best > 0 and end >= 0 else \
             f" while train went from {at_best:.3g} to {end:.3g}"
@@ -114,7 +117,9 @@ def _climbing(val) -> bool:
 
     When it does, the rise need only reach Prechelt's GL 5 % (``TRENDED_RISE``) and need not clear
     ``RISE_UNITS`` noise scales -- the trend test is itself the test against noise -- but a gap must have
-    opened (val at least ``NO_GAP`` x train at the end). Why: the 10 % and the noise scales are there for one
+    opened (val at least ``NO_GAP`` x train at the end) and the train loss must have learned (``plateau.MIN_DROP``
+    below the untrained reference): a constructed run thrashing around ln 1000, its train loss at 0.92 x it and
+    its val jumping 30 % per evaluation, has an upward trend from its lucky minimum and memorised nothing. Why: the 10 % and the noise scales are there for one
     lucky low evaluation and one unlucky high one; a val loss that climbs evaluation after evaluation is no
     such pair. Outside runs labelled overfitting by their authors rose that way and were healthy until
     2026-12-05: a ListNet ranker on 100 lists, val 1.23 -> 1.37 over fourteen evaluations while train fell
