@@ -2230,7 +2230,8 @@ def test_a_log_density_loss_thrown_up_by_a_raised_learning_rate_is_divergence(tm
     # first record is below zero, so "x1.5 the untrained loss" had no meaning and the run was healthy.
     rng = np.random.default_rng(79)
     loss = np.concatenate([beta_regression(rng, 50), 16.4 + rng.normal(0, 0.05, 50)])
-    rows = [{"step": 10 * (i + 1), "train_loss": float(v), "lr": 1e-3 if i < 50 else 0.3} for i, v in enumerate(loss)]
+    rows = [{"step": 10 * (i + 1), "train_loss": float(v), "lr": 1e-3 if i < 50 else 0.3}
+            for i, v in enumerate(loss)]
     path = write_log(tmp_path, rows, start={"loss_floor": -0.82})
     assert labels(path)[:1] == ["divergence"]
     assert any("below zero" in note for note in diagnose(path).notes)
@@ -2255,14 +2256,15 @@ def test_a_validation_loss_climbing_steadily_by_nine_percent_is_overfitting(tmp_
     # fell; here 1.25 -> 1.34 (GL 7 %). The same 8 % reached by a val loss that jumps up and down, with no
     # trend, is noise.
     rng = np.random.default_rng(73)
-    train = np.concatenate([np.geomspace(1.8, 1.1, 10), np.linspace(1.1, 0.95, 140) * np.exp(rng.normal(0, 0.02, 140))])
+    train = np.concatenate([np.geomspace(1.8, 1.1, 10),
+                            np.linspace(1.1, 0.95, 140) * np.exp(rng.normal(0, 0.02, 140))])
     out = [{"step": 10 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val)
     path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={})
     assert labels(path) == want
 
 
-@pytest.mark.parametrize("train_end, val_offset, train_noise, want", [(0.2, 0.0, 0.05, ["overfitting"]),
-                                                                       (0.5, 0.0, 0.05, []), (1.36, 1.13, 0.01, ["loss_plateau"])])
+@pytest.mark.parametrize("train_end, val_offset, train_noise, want", [
+    (0.2, 0.0, 0.05, ["overfitting"]), (0.5, 0.0, 0.05, []), (1.36, 1.13, 0.01, ["loss_plateau"])])
 def test_a_noisy_validation_loss_that_climbs_from_its_minimum_is_overfitting_when_a_gap_opens(
         tmp_path, train_end, val_offset, train_noise, want):
     # A mixture density network on 200 points: its validation loss jumps 10-25 % between evaluations, too much

@@ -47,7 +47,7 @@ ZERO = 1e-30
 MIN_FROZEN_SHARE = 0.001
 FROZEN_TAIL = 0.25  # a group at exactly 0 from some record to the end, over this share of its records...
 MIN_TAIL = 5  # ...and this many: frozen from mid-run (_zero_since)
-LAST_SHARES = 3  # _has_gradient: the group's last records with a gradient, where a fade ends and a freeze begins
+LAST_SHARES = 3  # _had_gradient: a group's last records with a gradient, where a fade ends and a freeze begins
 LESSON = "docs/doctor.md#frozen_parameters"
 
 

@@ -35,6 +35,9 @@ that went non-finite memorising: the weights were blowing up (a SqueezeNet and a
 rates were raised 200-3,000-fold: val 1.0 -> 2,180 at the evaluation just before the NaN, their train loss
 still falling -- ``overfitting`` at 0.88 beside the ``nan_loss`` until 2026-12-05).
 
+A val loss that climbs from its minimum with a significant trend needs only GL 5 % and no noise scales, but
+a gap and a train loss that learned (:func:`_climbing`).
+
 A second statistic is for the model that memorised before its first evaluation, so that its validation loss
 has no minimum to turn up from: the train loss far below the untrained level while the validation loss sits
 above it (:func:`_memorised_at_once`).
@@ -117,16 +120,19 @@ def _climbing(val) -> bool:
 
     When it does, the rise need only reach Prechelt's GL 5 % (``TRENDED_RISE``) and need not clear
     ``RISE_UNITS`` noise scales -- the trend test is itself the test against noise -- but a gap must have
-    opened (val at least ``NO_GAP`` x train at the end) and the train loss must have learned (``plateau.MIN_DROP``
-    below the untrained reference): a constructed run thrashing around ln 1000, its train loss at 0.92 x it and
-    its val jumping 30 % per evaluation, has an upward trend from its lucky minimum and memorised nothing. Why: the 10 % and the noise scales are there for one
-    lucky low evaluation and one unlucky high one; a val loss that climbs evaluation after evaluation is no
-    such pair. Outside runs labelled overfitting by their authors rose that way and were healthy until
-    2026-12-05: a ListNet ranker on 100 lists, val 1.23 -> 1.37 over fourteen evaluations while train fell
-    (GL 9 %); a mixture density network on 200 points, val 0.21 -> 1.13 jumping 10-50 % between evaluations
-    (GL 26 %, under three of its noise scales). Why the gap: MC dropout scores its train batches with
+    opened (val at least ``NO_GAP`` x train at the end) and the train loss must have learned
+    (``plateau.MIN_DROP`` below the untrained reference).
+
+    Why: the 10 % and the noise scales are there for one lucky low evaluation and one unlucky high one; a
+    val loss that climbs evaluation after evaluation is no such pair. Outside runs labelled overfitting by
+    their authors rose that way and were healthy until 2026-12-05: a ListNet ranker on 100 lists, val
+    1.23 -> 1.37 over fourteen evaluations while train fell (GL 9 %); a mixture density network on 200
+    points, val 0.21 -> 1.13 jumping 10-50 % between evaluations (GL 26 %, under three of its noise
+    scales). Why the gap: MC dropout scores its train batches with
     dropout on and its validation without, so a healthy one's val sits below train and can creep up 5 %
-    with a trend (the one healthy run of forty-four sets this named without the gap). On the forty-four
+    with a trend (the one healthy run of forty-four sets this named without the gap). Why the learning: a
+    constructed run thrashing around ln 1000, its train loss at 0.92 x it and its val jumping 30 % per
+    evaluation, has an upward trend from its lucky minimum and memorised nothing. On the forty-four
     outside sets the two together named fourteen overfitting runs that were missed (ten of them visible)
     and no healthy run; one stalling-loader run whose val loss also climbed 7 % is now ``overfitting``
     first, its ``throughput_drop`` after it."""
