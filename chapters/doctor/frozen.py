@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
 from chapters.doctor.findings import Finding
 from chapters.doctor.gradients import VANISH_RATIO, updates_vanish
@@ -174,32 +175,37 @@ def _has_gradient(run, key: str) -> bool:
     steps it (its parameters were left out of the optimizer's groups) -- real runs logging both per-group
     norms and update ratios, with the hidden layers left out of Adam, were called healthy or
     ``grad_explosion`` until 2026-12-02 (0 of 6 found)."""
-    gradient = "grad_norm/" + key.split("/", 1)[1]
-    if gradient not in run.train:
-        return False
-    groups = run.train[group_keys(run.train, "grad_norm")]
-    own = run.train[gradient].abs()
-    share = (own / groups.abs().max(axis=1)).replace([np.inf, -np.inf], np.nan).dropna()
-    return bool((own > ZERO).any()) and len(share) > 0 and float(share.median()) < VANISH_RATIO
+    share, had = _gradient_share(run, key)
+    return bool(had.any()) and len(share) > 0 and float(share.median()) < VANISH_RATIO
 
 
 def _had_gradient(run, key: str) -> bool:
     """:func:`_has_gradient` for a group that stood still from mid-run on (:func:`_zero_since`): its gradient
     share over its last ``LAST_SHARES`` records *with* a gradient -- before the freeze -- under
-    ``VANISH_RATIO``, or no gradient logged beside it but its own (a ``grad_norm`` group read as itself).
+    ``VANISH_RATIO`` (a ``grad_norm`` group, read as its own gradient, is judged as :func:`_has_gradient` does).
 
     Why not the whole run: a block frozen at step 150 of 400 (``requires_grad=False``: gradient and update
     exactly 0 from then on) had a median share of 0 -- "a gradient too small to move it" -- and was healthy
     until 2026-12-05; its last gradients were a tenth of the largest group's. A deep sigmoid stack's layers
     fade to float32's 0 instead: their last gradients before it are 1e-4 of the head's and less."""
-    gradient = "grad_norm/" + key.split("/", 1)[1]
-    if gradient not in run.train or gradient == key:
+    if key.startswith("grad_norm/"):
         return _has_gradient(run, key)
-    groups = run.train[group_keys(run.train, "grad_norm")]
-    own = run.train[gradient].abs()
-    own = own[own > ZERO]
-    share = (own / groups.loc[own.index].abs().max(axis=1)).replace([np.inf, -np.inf], np.nan).dropna()
+    share, had = _gradient_share(run, key)
+    share = share[had]
     return len(share) > 0 and float(share.iloc[-LAST_SHARES:].median()) < VANISH_RATIO
+
+
+def _gradient_share(run, key: str) -> tuple[pd.Series, pd.Series]:
+    """Record by record, the gradient norm of ``key``'s group over the largest group's (records where it
+    cannot be read left out), and whether the group had a gradient there at all (above ``ZERO``); both
+    empty when the group's gradient is not logged."""
+    gradient = "grad_norm/" + key.split("/", 1)[1]
+    if gradient not in run.train:
+        return pd.Series(dtype=float), pd.Series(dtype=bool)
+    own = run.train[gradient].abs()
+    largest = run.train[group_keys(run.train, "grad_norm")].abs().max(axis=1)
+    share = (own / largest).replace([np.inf, -np.inf], np.nan).dropna()
+    return share, own.loc[share.index] > ZERO
 
 
 def _finding(score, step, evidence) -> Finding:
