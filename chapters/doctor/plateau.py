@@ -67,6 +67,8 @@ GAVE_BACK = 0.8
 DEAD_GRADIENT = 0.5
 FLAT = 0.1  # per-record log-loss noise of a dead network: its batches only differ in their labels
 CONSTANT = 0.02  # ... and at a raised learning rate, where a live network is thrown about (_killed_by_raised_lr)
+GONE = 0.01  # at a raised rate, the gradient norm fell to 1 % of what it was: nothing left alive to throw about
+MOTIONLESS = 1e-3  # per-record log-loss noise: batches scoring the same to 0.1 % (motionless)
 DEAD_CALM = 0.25  # without gradient norms: that noise at most a quarter of the live network's (loss_calmed)
 MIN_EVALS = signals.TREND_EVALS  # evaluations, for val_still_falling: a trend of 5 can reach the 5 % level
 STILL_FALLING = MIN_DROP / 2
@@ -116,11 +118,15 @@ def check(run) -> list[Finding]:
     # With ln K declared, learning means getting below what the uniform prediction scores: a fall from an
     # overconfident start down *to* ln K learned nothing about the data (:func:`never_below_uniform`).
     uniform = declared(run) and never_below_uniform(best, reference)
-    if stuck is None and (learned(loss, reference if uniform else start, best) or
-                          val_still_falling(run, reference if declared(run) else None)):
+    still = motionless(loss)
+    if stuck is None and not still and (learned(loss, reference if uniform else start, best) or
+                                        val_still_falling(run, reference if declared(run) else None)):
         return []  # (stuck: whatever it fell from -- a blow-up before its first records -- it sits now)
     evidence = (f"train loss went from {start:.4g} to at best {best:.4g} ({drop:.1%} lower) over "
                 f"{int(loss.index[-1] - loss.index[0])} steps")
+    if still:
+        evidence = (f"the train loss sat at {float(loss.median()):.4g} from its first record to its last, the same "
+                    f"to {MOTIONLESS:.1%} on every batch: nothing the run did moved it")
     if uniform and start > reference:
         evidence += (f", never {MIN_DROP:.0%} below an untrained model's {reference:.4g} (ln K): it fell from an "
                      "overconfident start to the uniform prediction and no further")
@@ -130,7 +136,7 @@ def check(run) -> list[Finding]:
                     "loss: the run stopped learning far from what the data allows")
     elif floor is not None:
         evidence += f"; the loss floor is {floor:.4g}"
-    score = confidence(0.5, MIN_DROP / max(drop, 1e-3))
+    score = 0.8 if still else confidence(0.5, MIN_DROP / max(drop, 1e-3))
     val = signals.val_losses(run)
     if noise_scale(np.log(signals.after_start(loss))) >= signals.THRASH or \
             (len(val) >= MIN_EVALS and jitter_scale(np.log(val.iloc[len(val) // 4:])) >= signals.THRASH):
@@ -252,6 +258,23 @@ def typically_lower(loss: pd.Series, start: float) -> bool:
     return float(body.median()) <= math.log(start * (1 - MIN_DROP)) - signals.NOISE_UNITS * error
 
 
+def motionless(loss: pd.Series) -> bool:
+    """Did the loss not move at all: per-record noise of the log loss (after the first 5 %,
+    :func:`signals.noise_scale`) at most ``MOTIONLESS`` (0.1 %), and the median of its last tenth within
+    ``MIN_DROP`` / 10 (1 %) of the median of its first 5 % (at least three records each)?
+
+    Why, whatever the reference says: every batch scoring the same to 0.1 % means the predictions do not
+    depend on the batch, and a loss that ends where its first records were means the run changed nothing
+    while it was logged -- a network at SGD 1e-5 writing 0.789-0.790 for 500 steps. The reference cannot
+    always say so: that capsule network's margin loss sits far below the ln 4 its declared class count
+    implies, which read as "43 % learned" (an outside set, 2026-12-05). Healthy runs, however slow, move:
+    the calmest outside healthy runs swing 0.2-1 % per record and still came down 1.4-9 %."""
+    body = signals.after_start(loss)
+    edge = max(3, len(loss) // 20)
+    first, last = float(loss.iloc[:edge].median()), float(loss.iloc[-max(3, len(loss) // 10):].median())
+    return noise_scale(np.log(body)) <= MOTIONLESS and abs(math.log(last / first)) <= MIN_DROP / 10
+
+
 def never_below_uniform(best: float, reference: float) -> bool:
     """Did the smoothed train loss (``best``, its lowest) never get ``MIN_DROP`` below the declared ln K?
 
@@ -367,7 +390,9 @@ def dead_network(run, loss: pd.Series, reference: float):
 
 def _killed_by_raised_lr(run, loss: pd.Series, reference: float, step: int, end: float, calm: float):
     """The relapse came where the learning rate was raised several-fold and left high: a dead network only
-    if the loss now sits *constant* -- its per-record scale (``calm``) at most ``CONSTANT`` (2 %).
+    if the loss now sits *constant* -- its per-record scale (``calm``) at most ``CONSTANT`` (2 %) -- and,
+    when the log has gradient norms, the gradient is gone: its median after the relapse at most ``GONE``
+    (1 %) of its median before (:func:`gradient_ratio`).
 
     Why constant and not merely calm (``FLAT``, 10 %): at the raised rate a live network keeps being thrown
     about, and its gradient can shrink as well (an MLP at 50x its SGD rate, back at ln 10 and swinging 2-6 %
@@ -379,8 +404,16 @@ def _killed_by_raised_lr(run, loss: pd.Series, reference: float, step: int, end:
     blow-up's huge update is what switched the units off (a GIN at 227x, a RankNet at 699x, a CNN after a
     40x spike: thrown to 48-4,284, then ln K to the third decimal, their gradient 0 -- three authors'
     dead networks, ``divergence`` here until a second 2026-12-03 change dropped the "never thrown above"
-    condition; a ramped tagger that came back swinging 4 % per record stays ``divergence``)."""
-    if calm > CONSTANT:
+    condition; a ramped tagger that came back swinging 4 % per record stays ``divergence``).
+    Why the gradient: a constant loss at ln K says the predictions stopped depending on the input; it does
+    not say nothing is left to move. Seventeen outside runs sent back to ln K by a raised rate, constant there,
+    kept 7-300 % of their gradient norm -- the raised rate still throwing the weights about -- and every one
+    of their authors called it ``divergence`` (the raised rate is the cause to fix; ``loss_plateau`` here until
+    2026-12-05, and five such runs of the project's own families). Two von Mises regressions kept 0-0.002 %
+    and stay here (one author called it a dead network, the other divergence). Without gradient norms the
+    loss's constancy decides alone."""
+    norms = run.curve("grad_norm")
+    if calm > CONSTANT or (len(norms) >= 8 and gradient_ratio(norms, step) > GONE):
         return None
     lr = positive_lr(run)
     jump = float(lr.loc[step:].median() / lr.loc[:step].iloc[:-1].median())
