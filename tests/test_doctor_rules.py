@@ -2327,3 +2327,17 @@ def test_a_within_epoch_shape_too_small_to_matter_is_not_no_shuffle(tmp_path, sw
     for index, row in enumerate(rows):
         row["epoch"] = index // 10
     assert ("no_shuffle" in labels(write_log(tmp_path, rows, start={"steps_per_epoch": 100}))) == named
+
+
+@pytest.mark.parametrize("end, diverged", [(0.8, True), (0.12, False)])
+def test_a_loss_thrown_back_at_one_record_that_never_gets_back_is_divergence(tmp_path, end, diverged):
+    # A learning rate raised where the log does not say: the loss, down to 0.1 of ln 10, is thrown back to
+    # 2.5 at one record and relearns at the raised rate, still at 0.8 -- eight times where it was -- at the end
+    # (a date-format seq2seq, 0.008 -> 4.3 -> 0.69, and a character LM, an outside set of 2026-12-05: healthy
+    # until then). Back at 0.12 by the end, it shrugged the jump off.
+    rng = np.random.default_rng(100)
+    relearn = end + (2.5 - end) * np.exp(-np.arange(100) / 15)
+    loss = np.concatenate([learning_curve(150, rng, start=2.3, end=0.1, noise=0.03),
+                           relearn * np.exp(rng.normal(0, 0.03, 100))])
+    found = labels(write_log(tmp_path, records(loss), start={"num_classes": 10}))
+    assert (found[:1] == ["divergence"]) == diverged

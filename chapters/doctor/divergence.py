@@ -52,12 +52,13 @@ import numpy as np
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.oscillation import fell_back, thrashing
-from chapters.doctor.plateau import GAVE_BACK, MIN_DROP, dead_network, relapse
+from chapters.doctor.plateau import GAVE_BACK, MIN_DROP, dead_network, learning_mark, relapse
 from chapters.doctor.reference import LOW_SHARE, RISE, declared, rise_limit, rose_past_first
 from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump, lr_ramp, positive_lr
 from chapters.doctor.signals import TREND_EVALS, TREND_Z, blew_up, first_sustained, reference_level, smooth, window_for
 
 LR_CAUSE = 0.9
+KEPT_BACK = 0.6  # of the loss a jump gave back, still held at the end (jumped_back)
 # A run logged once an epoch for five epochs: a sustained rise is 3 records (``max(3, 2 %)``), with two
 # before it to say where the run was. (6 until 2026-12-02, which left such logs "healthy".)
 MIN_RECORDS = 5
@@ -121,6 +122,13 @@ def check(run) -> list[Finding]:
                         f"{back:.4g}, giving back {share:.0%} of what the run had learned (start {start:.4g}): "
                         "the learning rate is the cause", caused_by="lr", fix=FIX, experiment=EXPERIMENT,
                         lesson=LESSON)]
+    jumped = jumped_back(loss, start)
+    if jumped is not None:
+        step, level, back, end = jumped
+        return [_finding(run, smoothed, step, window, 0.6,
+                         f"from step {step} the train loss jumped from {level:.4g} to {back:.4g} (start {start:.4g}) and "
+                         f"was still at {end:.4g} at the end, {end / level:.1f} x where it had been: thrown out of "
+                         "the valley it had found, it never got back")]
     relapsed = relapse(loss, start)
     if relapsed is not None:
         step, best, end = relapsed
@@ -215,6 +223,39 @@ def thrown_back(run, loss, start) -> tuple[int, float, float, float] | None:
         if learned and math.log(back / level) >= GAVE_BACK * math.log(start / level):
             return step, level, back, float(factors[position - 1])
     return None
+
+
+def jumped_back(loss, start) -> tuple[int, float, float, float] | None:
+    """The first record where the loss jumped back: the median of the ``max(3, 5 %)`` records from there
+    on gave back at least ``GAVE_BACK`` of what the run had learned by then (on a log scale, from the
+    rolling median of the window of records before it to ``start``; only for a run that had learned by then,
+    as :func:`plateau.relapse` asks: below :func:`plateau.learning_mark`) -- and the median of the last
+    ``max(3, 5 %)`` records still holds at least ``KEPT_BACK`` of that loss. Returns (step, level before, level after, level at the end) or None.
+
+    Why: :func:`thrown_back` reads the same jump off a logged learning rate, and :func:`plateau.relapse` a
+    run that gave it all back to the end; a learning rate raised in a log that does not record it throws the
+    loss back at one record and then lets the run relearn, slowly, at the raised rate -- a date-format
+    seq2seq at 0.008 thrown to 4.3 and ending at 0.69, a character LM at 1.79 thrown to 2.8 and ending at
+    2.4 (outside sets, 2026-12-05: all ``healthy`` until then). Healthy runs do not jump back that far at
+    once: none of the 1,400 healthy logs of 52 outside sets and the project's families has such a record
+    (warm restarts gave back at most 66 % in the benchmark). The end keeps out a bounce that fell back,
+    which is ``oscillation``'s, and a spike the run shrugged off. Confidence 0.6: a dead network's
+    (``loss_plateau``) or sorted data's (``no_shuffle``) jumps are claimed by those rules first."""
+    window, stretch = window_for(len(loss)), max(3, len(loss) // 20)
+    if len(loss) < window + stretch:
+        return None
+    before = loss.rolling(window, min_periods=window).median().shift(1)
+    after = loss.iloc[::-1].rolling(stretch, min_periods=stretch).median().iloc[::-1]
+    gave = np.log(after / before) >= GAVE_BACK * np.log(start / before)
+    hits = loss.index[(before <= learning_mark(loss, start)) & gave]  # learned by then, as relapse asks
+    if len(hits) == 0:
+        return None
+    step = hits[0]
+    level, back = float(before.loc[step]), float(after.loc[step])
+    end = float(loss.iloc[-stretch:].median())  # the same stretch, at the end
+    if math.log(end / level) < KEPT_BACK * math.log(start / level):
+        return None  # came back down: a bounce (oscillation) or a spike the run shrugged off
+    return int(step), level, back, end
 
 
 def _finding(run, smoothed, step, window, score, evidence) -> Finding:

@@ -239,8 +239,14 @@ def learned(loss: pd.Series, start: float, best: float) -> bool:
     batch noise +-15 % per record, had a best 13 % under its start while its fixed validation set moved
     0.04 % over the whole run. The noise is measured around the trend (:func:`signals.jitter_scale`): on a
     run logged once an epoch for five epochs every step down is the trend, and its size is no noise."""
+    return best <= learning_mark(loss, start) or typically_lower(loss, start)
+
+
+def learning_mark(loss: pd.Series, start: float) -> float:
+    """The level a smoothed loss must get down to for :func:`learned`: ``MIN_DROP`` below ``start`` and
+    ``NOISE_UNITS`` of the smoothed log loss's noise below it."""
     noise = jitter_scale(np.log(loss)) / math.sqrt(window_for(len(loss)))  # of the smoothed log loss
-    return best <= start * min(1 - MIN_DROP, math.exp(-signals.NOISE_UNITS * noise)) or typically_lower(loss, start)
+    return start * min(1 - MIN_DROP, math.exp(-signals.NOISE_UNITS * noise))
 
 
 def typically_lower(loss: pd.Series, start: float) -> bool:
