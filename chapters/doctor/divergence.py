@@ -126,9 +126,9 @@ def check(run) -> list[Finding]:
     if jumped is not None:
         step, level, back, end = jumped
         return [_finding(run, smoothed, step, window, 0.6,
-                         f"from step {step} the train loss jumped from {level:.4g} to {back:.4g} (start {start:.4g}) and "
-                         f"was still at {end:.4g} at the end, {end / level:.1f} x where it had been: thrown out of "
-                         "the valley it had found, it never got back")]
+                         f"from step {step} the train loss jumped from {level:.4g} to {back:.4g} (start "
+                         f"{start:.4g}) and was still at {end:.4g} at the end, {end / level:.1f} x where it had "
+                         "been: thrown out of the valley it had found, it never got back")]
     relapsed = relapse(loss, start)
     if relapsed is not None:
         step, best, end = relapsed
@@ -230,7 +230,8 @@ def jumped_back(loss, start) -> tuple[int, float, float, float] | None:
     on gave back at least ``GAVE_BACK`` of what the run had learned by then (on a log scale, from the
     rolling median of the window of records before it to ``start``; only for a run that had learned by then,
     as :func:`plateau.relapse` asks: below :func:`plateau.learning_mark`) -- and the median of the last
-    ``max(3, 5 %)`` records still holds at least ``KEPT_BACK`` of that loss. Returns (step, level before, level after, level at the end) or None.
+    ``max(3, 5 %)`` records still holds at least ``KEPT_BACK`` of that loss. Returns (step, level before,
+    level after, level at the end) or None.
 
     Why: :func:`thrown_back` reads the same jump off a logged learning rate, and :func:`plateau.relapse` a
     run that gave it all back to the end; a learning rate raised in a log that does not record it throws the
