@@ -223,7 +223,7 @@ def val_came_down(val: pd.Series, opening: float) -> bool:
 
     Why in :func:`stuck_above_floor`: its trend test asks four or more evaluations after the first quarter to
     fall in order, and a short run evaluated five to ten times cannot show that however much it learned --
-    four outside healthy runs above a loose floor took 11-22 % off their validation loss (a transformer
+    four outside runs training soundly above a loose floor took 11-22 % off their validation loss (a transformer
     classifier 1.00 -> 0.83 at 1.6 x its floor) and read as a plateau until 2026-12-05. The stuck runs that
     rule names moved theirs by at most 4 % (label bugs, dead networks, a Bi-GRU CRF tagger at 1.61 to the
     third decimal); a fixed validation set has no batch noise to fall 10 % by chance."""
