@@ -129,9 +129,10 @@ def _climbing(val) -> bool:
     1.23 -> 1.37 over fourteen evaluations while train fell (GL 9 %); a mixture density network on 200
     points, val 0.21 -> 1.13 jumping 10-50 % between evaluations (GL 26 %, under three of its noise
     scales). Why the gap: MC dropout scores its train batches with dropout on and its validation without,
-    so a healthy one's val sits below train and can creep up 5 % with a trend (the one healthy run of forty-four sets this named without the gap). Why the learning: a
-    constructed run thrashing around ln 1000, its train loss at 0.92 x it and its val jumping 30 % per
-    evaluation, has an upward trend from its lucky minimum and memorised nothing. On the forty-four
+    so a healthy one's val sits below train and can creep up 5 % with a trend (the one healthy run of
+    forty-four sets this named without the gap). Why the learning: a constructed run thrashing around
+    ln 1000, its train loss at 0.92 x it and its val jumping 30 % per evaluation, has an upward trend from
+    its lucky minimum and memorised nothing. On the forty-four
     outside sets the two together named fourteen overfitting runs that were missed (ten of them visible)
     and no healthy run; one stalling-loader run whose val loss also climbed 7 % is now ``overfitting``
     first, its ``throughput_drop`` after it."""
