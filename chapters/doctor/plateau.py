@@ -118,7 +118,8 @@ def check(run) -> list[Finding]:
     # With ln K declared, learning means getting below what the uniform prediction scores: a fall from an
     # overconfident start down *to* ln K learned nothing about the data (:func:`never_below_uniform`).
     uniform = declared(run) and never_below_uniform(best, reference)
-    still = motionless(loss)
+    swing = noise_scale(np.log(signals.after_start(loss)))  # per-record noise, after the untrained start
+    still = motionless(loss, swing)
     if stuck is None and not still and (learned(loss, reference if uniform else start, best) or
                                         val_still_falling(run, reference if declared(run) else None)):
         return []  # (stuck: whatever it fell from -- a blow-up before its first records -- it sits now)
@@ -138,7 +139,7 @@ def check(run) -> list[Finding]:
         evidence += f"; the loss floor is {floor:.4g}"
     score = 0.8 if still else confidence(0.5, MIN_DROP / max(drop, 1e-3))
     val = signals.val_losses(run)
-    if noise_scale(np.log(signals.after_start(loss))) >= signals.THRASH or \
+    if swing >= signals.THRASH or \
             (len(val) >= MIN_EVALS and jitter_scale(np.log(val.iloc[len(val) // 4:])) >= signals.THRASH):
         # Swinging 10 % or more from record to record, the weights move a lot: not steps too small. Stuck all
         # the same, but the base confidence only, so that oscillation's thrashing comes first (an outside
@@ -282,9 +283,9 @@ def typically_lower(loss: pd.Series, start: float) -> bool:
     return float(body.median()) <= math.log(start * (1 - MIN_DROP)) - signals.NOISE_UNITS * error
 
 
-def motionless(loss: pd.Series) -> bool:
-    """Did the loss not move at all: per-record noise of the log loss (after the first 5 %,
-    :func:`signals.noise_scale`) at most ``MOTIONLESS`` (0.1 %), and the median of its last tenth within
+def motionless(loss: pd.Series, swing: float) -> bool:
+    """Did the loss not move at all: ``swing``, the per-record noise of the log loss (after the first 5 %,
+    :func:`signals.noise_scale`), at most ``MOTIONLESS`` (0.1 %), and the median of its last tenth within
     ``MIN_DROP`` / 10 (1 %) of the median of its first 5 % (at least three records each)?
 
     Why, whatever the reference says: every batch scoring the same to 0.1 % means the predictions do not
@@ -293,10 +294,9 @@ def motionless(loss: pd.Series) -> bool:
     always say so: that capsule network's margin loss sits far below the ln 4 its declared class count
     implies, which read as "43 % learned" (an outside set, 2026-12-05). Healthy runs, however slow, move:
     the calmest outside healthy runs swing 0.2-1 % per record and still came down 1.4-9 %."""
-    body = signals.after_start(loss)
     edge = max(3, len(loss) // 20)
     first, last = float(loss.iloc[:edge].median()), float(loss.iloc[-max(3, len(loss) // 10):].median())
-    return noise_scale(np.log(body)) <= MOTIONLESS and abs(math.log(last / first)) <= MIN_DROP / 10
+    return swing <= MOTIONLESS and abs(math.log(last / first)) <= MIN_DROP / 10
 
 
 def never_below_uniform(best: float, reference: float) -> bool:
