@@ -6,10 +6,11 @@ evaluations (:func:`signals.noise_scale`; the first half still carries the desce
 floor by more than ``LEAK_UNITS`` (3) x that noise and by at least ``MIN_BELOW`` (8 %) of the floor, for
 ``STEADY`` evaluations in a row (half of them, at least two, when fewer than six were made: until 2026-12-03
 all of them, so a ViT evaluated four times, 0.62 -> 0.60 -> 0.55 -> 0.56 against a floor of 0.64 with a
-label stamp on a fifth of its images, was healthy -- its first evaluations were still the descent). A healthy run cannot be below the
-floor at all, so three noise scales three times in a row are enough. Why: the floor is the expected loss
-of the perfect predictor, which no honest model beats on unseen data; only a model that reads what it
-should predict -- a missing causal mask, labels copied into the inputs -- gets there. Below the floor by
+label stamp on a fifth of its images, was healthy -- its first evaluations were still the descent). A
+healthy run cannot be below the floor at all, so three noise scales three times in a row are enough.
+Why: the floor is the expected loss of the perfect predictor, which no honest model beats on unseen
+data; only a model that reads what it should predict -- a missing causal mask, labels copied into the
+inputs -- gets there. Below the floor by
 more than the measurement's noise, again and again, is the evidence; the 8 % covers what the noise cannot
 show: a fixed validation set's own sampling offset (its loss differs from the expectation by a constant,
 about sd(loss) / sqrt(examples): for a regression's squared error sqrt(2 / N) of the floor, 6 % with 512

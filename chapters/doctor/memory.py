@@ -6,10 +6,11 @@ first steps -- optimizer state, caches -- are normal). Threshold: the median of 
 (Spearman rank correlation with the step of at least ``MIN_TREND``), and it rises *steadily* there: split
 into ``BLOCKS`` consecutive blocks, the block medians go up from one block to the next at least half the
 time and down at most once (:func:`rises_steadily`) -- or, by many steps (:func:`rises_by_many_steps`), no
-single record-to-record rise makes half of the second half's rises added up. Why the trend and the blocks: a peak-memory counter
-(``torch.cuda.max_memory_allocated``, the caching allocator's reserve) steps up when a batch longer than
-any before arrives -- rarely, and more rarely as the run goes on (about ln n new maxima in n random
-lengths) -- while a leak (loss tensors kept with their graphs, a list of outputs that is never cleared)
+single record-to-record rise makes half of the second half's rises added up. Why the trend and the
+blocks: a peak-memory counter (``torch.cuda.max_memory_allocated``, the caching allocator's reserve)
+steps up when a batch longer than any before arrives -- rarely, and more rarely as the run goes on
+(about ln n new maxima in n random lengths) -- while a leak (loss tensors kept with their graphs, a list
+of outputs that is never cleared)
 adds memory every step. One step up in the second half has a high rank correlation with the step (0.87
 when it sits in the middle), so the correlation alone would call it a leak; the block medians rise once.
 Why 4 %: after the first tenth, healthy runs stay within 3.2 % of where they were (the family

@@ -1,9 +1,10 @@
 """Small, robust statistics the rules share.
 
 Training curves are noisy, sparse and sometimes a million points long. Every rule therefore reads a
-*curve*: the finite values of one key against the step, reduced to at most ``MAX_POINTS`` bins (:func:`chapters.records.runlog.curve`) (each bin's
-median) so a huge log costs what a small one does, then smoothed with a rolling *median* -- a median
-ignores a single wild batch, a mean would chase it.
+*curve*: the finite values of one key against the step, reduced to at most ``MAX_POINTS`` bins
+(:func:`chapters.records.runlog.curve`) (each bin's median) so a huge log costs what a small one
+does, then smoothed with a rolling *median* -- a median ignores a single wild batch, a mean would
+chase it.
 """
 
 from __future__ import annotations
