@@ -936,20 +936,21 @@ def test_when_the_norm_and_the_loss_both_climb_the_one_that_grew_more_comes_firs
     assert found.index("grad_explosion") < found.index("divergence")
 
 
-def test_tiny_gradients_of_a_loss_gone_to_zero_are_convergence_not_vanishing(tmp_path):
+def test_tiny_gradients_of_a_loss_gone_to_zero_are_convergence_not_a_dead_network(tmp_path):
     # A separable problem fitted perfectly: the loss falls to 1e-7 and the gradients with it (cross-entropy's
     # gradient is p - y). Only the total norm is logged. Vanishing until 2026-12-02; the same tiny norms
-    # beside a loss stuck at ln K still are.
+    # beside a loss stuck at ln K are a network that passes no gradient at all: dead (vanishing until
+    # 2026-12-05 -- but a total norm shows no layer's share).
     rng = np.random.default_rng(8)
     count = 300
     loss = 2.3 * np.exp(-np.arange(count) / 5) + 1e-9
     norms = 3.0 * loss * np.exp(rng.normal(0, 0.3, count))
     path = write_log(tmp_path, records(loss, grad_norm=norms), start={"num_classes": 10})
-    assert "vanishing_gradients" not in labels(path)
+    assert not {"vanishing_gradients", "loss_plateau"} & set(labels(path))
     stuck = math.log(10) * np.exp(rng.normal(0, 0.01, count))
     path = write_log(tmp_path, records(stuck, grad_norm=1e-8 * np.exp(rng.normal(0, 0.3, count))),
                      start={"num_classes": 10})
-    assert "vanishing_gradients" in labels(path)
+    assert labels(path) == ["loss_plateau"]
 
 
 # ------------------------------------------------------------------ non-finite gradient norms under a scaler
@@ -2356,3 +2357,14 @@ def test_a_run_calm_above_a_loose_floor_is_stuck_only_if_its_validation_loss_did
     logged = records(loss) + [{"step": step, "val_loss": v} for step, v in zip(range(150, 801, 130), val)]
     found = labels(write_log(tmp_path, sorted(logged, key=lambda r: r["step"]), start={"loss_floor": 0.5}))
     assert ("loss_plateau" in found[:1]) == stuck
+
+
+def test_a_network_killed_before_its_second_record_with_no_gradient_left_is_dead(tmp_path):
+    # A ListNet ranker that momentum at LR 5 killed in its first records: loss 304, then 2.30 to the third
+    # digit for the rest of the run, total gradient norm 5e-8, no class count declared (an outside set:
+    # ``vanishing_gradients`` until 2026-12-05, though no layer gets any gradient -- a dead network, its
+    # author's ``loss_plateau``; the fall from 304 read as learning).
+    rng = np.random.default_rng(102)
+    loss = np.concatenate([[304.0, 3.3], 2.30 * np.exp(rng.normal(0, 1e-4, 58))])
+    norm = np.concatenate([[23.0, 0.1], 6e-8 * np.exp(rng.normal(0, 0.2, 58))])
+    assert labels(write_log(tmp_path, records(loss, grad_norm=norm))) == ["loss_plateau"]

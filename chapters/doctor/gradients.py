@@ -35,14 +35,13 @@ group's norm a thousandfold and leaves the embedding looking starved (a thrashin
 what was built in its first records (1e-7 there, 7e-4 over the first third). A group that goes quiet only
 after the loss blew up is a consequence too, so when the loss blew up (:func:`signals.blew_up`) before the
 end of that first stretch the rule stays silent (an LR far too high saturates the network from the first
-steps). Without per-group norms, the groups' *update ratios* (``update_ratio/<group>``), then the median
-total norm.
+steps). Without per-group norms, the groups' *update ratios* (``update_ratio/<group>``). A total norm alone
+shows no share: when it is gone altogether, no layer gets a gradient, and :func:`plateau.gradient_gone` names
+the dead network.
 Threshold: ratio below ``VANISH_RATIO`` (gradient norms) or, for update ratios, the smallest group below
 ``UPDATE_VANISH_RATIO`` of the *median* group (a group whose weights start at zero has an update ratio
-near 1, so the largest group is no yardstick there),
-or a total norm below ``VANISH_TOTAL`` -- and below it per unit of train loss (:func:`per_unit_of_loss`).
-Why: when early layers get a small fraction of the gradient of late ones, they do not learn (the same
-mechanism run the other way: Jacobians with norm below 1). A group whose norm is exactly zero is frozen or
+near 1, so the largest group is no yardstick there). Why: when early layers get a small fraction of the
+gradient of late ones, they do not learn (the same mechanism run the other way: Jacobians with norm below 1). A group whose norm is exactly zero is frozen or
 dead, not vanishing: the frozen rule reports it.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01):
@@ -72,7 +71,6 @@ SPIKE = 100.0
 # 2e-3 and a 6-layer sigmoid TabNet at 2.1e-3, both stuck at ln K, were plateaus; on twenty-four outside
 # sets and the families no healthy run starts under 1.2e-2.
 VANISH_RATIO = 0.25 ** 4
-VANISH_TOTAL = 1e-6
 # The same spread read off the update ratios (logs without per-group gradient norms), against the *median*
 # group: a group whose weights start at zero (position embeddings, biases) has an update ratio near 1 while
 # its norm is tiny, so the largest group is no yardstick there; and adaptive optimizers rescale every
@@ -260,26 +258,7 @@ def _vanishing(run) -> list[Finding]:
         return [_vanish_finding(first, confidence(0.78, limit / max(value, 1e-30)),
                                 f"{weakest} is {value:.1e} of {strongest} (median over {len(ratio)} "
                                 f"records; below {limit:g})")]
-    norms = run.curve("grad_norm")
-    if len(norms) >= 5 and 0 < float(norms.median()) < VANISH_TOTAL and per_unit_of_loss(run) < VANISH_TOTAL:
-        return [_vanish_finding(int(norms.index[0]), 0.7, f"the total gradient norm has median "
-                                                          f"{norms.median():.1e} (below {VANISH_TOTAL:g})")]
     return []
-
-
-def per_unit_of_loss(run) -> float:
-    """The median of grad_norm / train_loss over the records that carry both (inf when none do).
-
-    Why: a loss that went to zero has gradients that go with it -- cross-entropy's gradient is p - y, as
-    small as the loss once the model is sure and right -- so a total norm of 1e-9 on a run that fits its
-    data perfectly is convergence, not vanishing (real MLPs trained with Adam at 30x its learning rate,
-    batch 2-8: 4 of 12 called vanishing until 2026-12-02, their losses at 1e-7 and 0; 1 now). Gradients vanish
-    when they are tiny beside a loss that is not."""
-    if "train_loss" not in run.train:
-        return math.inf
-    both = run.train[["grad_norm", "train_loss"]].astype(float)
-    both = both[np.isfinite(both).all(axis=1) & (both["train_loss"] > 0)]
-    return float((both["grad_norm"] / both["train_loss"]).median()) if len(both) else math.inf
 
 
 def early_spread(run, prefix: str, yardstick: str = "max") -> tuple[pd.Series, pd.DataFrame]:

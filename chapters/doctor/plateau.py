@@ -83,9 +83,13 @@ OPENING_UNITS = 3.0  # a first record this close to the opening median is one ba
 OPENING_RECORDS = 5  # ... a median of fewer records (a run of under ~110) is too rough a start to replace it
 FAR_ABOVE = 1.5  # x the loss floor: a calm run sitting there has stopped short (stuck_above_floor)
 LIVE_LR = 0.5  # the learning rate there at least half its peak: a schedule did not stop the training
+GRADIENT_GONE = 1e-6  # median total gradient norm, and per unit of train loss: no weight gets one (gradient_gone)
 LESSON = "docs/doctor.md#loss_plateau"
 FIX = ("raise the learning rate (LR range test), check that labels match inputs and that activations are not "
        "dead; check the data pipeline feeds real labels")
+DEAD_FIX = ("lower the learning rate or clip gradients so one bad step cannot switch every unit off; "
+            "LeakyReLU/GELU, a fan-in initialisation; restart from a checkpoint before the jump")
+DEAD_EXPERIMENT = "count active ReLU units on a batch before and after the jump"
 
 
 def check(run) -> list[Finding]:
@@ -93,16 +97,20 @@ def check(run) -> list[Finding]:
     loss = loss[loss > 0]
     if len(loss) < MIN_RECORDS or run.nonfinite["train_loss"].any():
         return []
+    gone = gradient_gone(run)
+    if gone is not None:
+        return [Finding("loss_plateau", 0.7, int(loss.index[0]),
+                        f"the total gradient norm has median {gone:.1e} (below {GRADIENT_GONE:g}, and below it per "
+                        "unit of train loss): no weight gets a gradient, so nothing the optimizer does can move the "
+                        "loss -- every unit is switched off or saturated", fix=DEAD_FIX, experiment=DEAD_EXPERIMENT,
+                        lesson=LESSON)]
     start = reference_level(run, loss)
     died = dead_network(run, loss, start)
     if died is None and blew_up(loss, start, declared(run)) is not None:
         return []  # the loss exploded and never recovered: divergence, not a learning rate too small
     if died is not None:
         step, score, evidence = died
-        return [Finding("loss_plateau", score, step, evidence,
-                        fix="lower the learning rate or clip gradients so one bad step cannot switch every unit "
-                            "off; LeakyReLU/GELU, a fan-in initialisation; restart from a checkpoint before the "
-                            "jump", experiment="count active ReLU units on a batch before and after the jump",
+        return [Finding("loss_plateau", score, step, evidence, fix=DEAD_FIX, experiment=DEAD_EXPERIMENT,
                         lesson=LESSON)]
     best = float(smooth(loss, window_for(len(loss))).min())
     floor = run.info("loss_floor")
@@ -150,6 +158,40 @@ def check(run) -> list[Finding]:
                     fix=FIX,
                     experiment="overfit one batch: 100 steps on a single batch must drive its loss near 0",
                     lesson=LESSON)]
+
+
+def gradient_gone(run) -> float | None:
+    """The median total gradient norm when no weight gets a gradient: below ``GRADIENT_GONE`` (at least five
+    records), and below it per unit of train loss too (:func:`per_unit_of_loss`); else None.
+
+    Why a plateau and not ``vanishing_gradients``: vanishing is a *share* -- some layers get a few thousandths
+    of what others get, which only per-group norms show (:mod:`chapters.doctor.gradients`). A total norm of
+    1e-8 says that no layer gets anything: every ReLU is switched off, or every output saturated, and the loss
+    cannot move whatever the learning rate. Four outside runs read that way -- a Cox model and a Siamese
+    network whose units died, a ListNet ranker that momentum at LR 5 killed in its first records (gradient
+    5e-8 beside a loss of 2.30 to the third digit) -- and their authors labelled every one a dead network
+    (``loss_plateau``); six deep sigmoid stacks that logged only the total were ``vanishing_gradients`` to
+    theirs, each marked ambiguous: the log cannot say which layers starve. (``vanishing_gradients``, ranked
+    as the plateau's cause, until 2026-12-05.)"""
+    norms = run.curve("grad_norm")
+    if len(norms) < 5 or not 0 < float(norms.median()) < GRADIENT_GONE or per_unit_of_loss(run) >= GRADIENT_GONE:
+        return None
+    return float(norms.median())
+
+
+def per_unit_of_loss(run) -> float:
+    """The median of grad_norm / train_loss over the records that carry both (inf when none do).
+
+    Why: a loss that went to zero has gradients that go with it -- cross-entropy's gradient is p - y, as
+    small as the loss once the model is sure and right -- so a total norm of 1e-9 on a run that fits its
+    data perfectly is convergence, not a dead network (real MLPs trained with Adam at 30x its learning rate,
+    batch 2-8: 4 of 12 called vanishing until 2026-12-02, their losses at 1e-7 and 0). Gradients are gone
+    when they are tiny beside a loss that is not."""
+    if "train_loss" not in run.train:
+        return math.inf
+    both = run.train[["grad_norm", "train_loss"]].astype(float)
+    both = both[np.isfinite(both).all(axis=1) & (both["train_loss"] > 0)]
+    return float((both["grad_norm"] / both["train_loss"]).median()) if len(both) else math.inf
 
 
 def opening_level(run, loss: pd.Series, reference: float) -> float:
