@@ -2368,3 +2368,25 @@ def test_a_network_killed_before_its_second_record_with_no_gradient_left_is_dead
     loss = np.concatenate([[304.0, 3.3], 2.30 * np.exp(rng.normal(0, 1e-4, 58))])
     norm = np.concatenate([[23.0, 0.1], 6e-8 * np.exp(rng.normal(0, 0.2, 58))])
     assert labels(write_log(tmp_path, records(loss, grad_norm=norm))) == ["loss_plateau"]
+
+
+@pytest.mark.parametrize("relearns_at_high_rate", [True, False])
+def test_a_warm_restart_the_run_learns_through_is_not_divergence(tmp_path, relearns_at_high_rate):
+    # SGDR on a shifted-window transformer (an outside set): 1.39 -> 1.20 over the first cycle, the rate back
+    # from 3e-6 to 0.049 at step 210 throws the loss to 1.39 -- all it had learned -- and it then falls to
+    # 1.03 while the rate is still 0.040 and to 0.3 by the end (``divergence`` at 0.9 until 2026-12-05). A
+    # loss that stays thrown back until the schedule has more than halved the raised rate was thrown by it.
+    rng = np.random.default_rng(103)
+    steps = np.arange(10, 601, 10)
+    lr = np.where(steps <= 200, 0.05 * 0.5 * (1 + np.cos(np.pi * steps / 200)) + 3e-6,
+                  0.05 * 0.5 * (1 + np.cos(np.pi * (steps - 200) / 400)) + 3e-6)
+    first = 1.386 - 0.19 * steps[steps <= 200] / 200
+    later = steps[steps > 200] - 200
+    if relearns_at_high_rate:
+        second = 0.3 + 1.09 * np.exp(-np.maximum(later - 30, 0) / 60)  # three records up there, then down
+    else:  # stuck at the thrown-back level until the rate is down to a third of its peak (step 450)
+        second = np.where(later < 250, 1.39, 0.9 + 0.49 * np.exp(-(later - 250) / 60))
+    loss = np.concatenate([first, second]) * np.exp(rng.normal(0, 0.01, len(steps)))
+    rows = [{"step": int(s), "train_loss": float(v), "lr": float(r)} for s, v, r in zip(steps, loss, lr)]
+    found = labels(write_log(tmp_path, rows, start={"num_classes": 4}))
+    assert ("divergence" in found) == (not relearns_at_high_rate)

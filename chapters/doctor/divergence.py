@@ -52,7 +52,7 @@ import numpy as np
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.oscillation import fell_back, thrashing
-from chapters.doctor.plateau import GAVE_BACK, MIN_DROP, dead_network, learning_mark, relapse
+from chapters.doctor.plateau import GAVE_BACK, LIVE_LR, MIN_DROP, dead_network, learning_mark, relapse
 from chapters.doctor.reference import LOW_SHARE, RISE, declared, rise_limit, rose_past_first
 from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump, lr_ramp, positive_lr
 from chapters.doctor.signals import TREND_EVALS, TREND_Z, blew_up, first_sustained, reference_level, smooth, window_for
@@ -220,9 +220,26 @@ def thrown_back(run, loss, start) -> tuple[int, float, float, float] | None:
             continue
         level, back = float(smooth(before, window).iloc[-1]), float(after.iloc[:stretch].median())
         learned = level <= start * (1 - MIN_DROP)
-        if learned and math.log(back / level) >= GAVE_BACK * math.log(start / level):
+        if learned and math.log(back / level) >= GAVE_BACK * math.log(start / level) and \
+                not relearned_at_raised_rate(loss, lr.loc[step:], level, window):
             return step, level, back, float(factors[position - 1])
     return None
+
+
+def relearned_at_raised_rate(loss, lr_after, level: float, window: int) -> bool:
+    """Did the loss (rolling median over ``window`` records) get back below ``level``, where it was before
+    the jump, while the learning rate was still at least ``plateau.LIVE_LR`` (half) of its raised value --
+    the stretch from the jump to the first record where a schedule brought it lower?
+
+    Why: a rate the run learns at is not too high for it. A warm restart (SGDR) early in a run that had
+    learned little can throw the loss back to its start -- an outside shifted-window transformer, 1.20 -> 1.39
+    at a restart from 3e-6 to 0.049 -- and then take it far below where it was at that same high rate
+    (1.03 while the rate was still 0.040, 0.3 by the end): ``divergence`` at 0.9 until 2026-12-05. A rate that
+    threw the weights out gets back below its old level only once a schedule has brought it down again."""
+    raised = float(lr_after.iloc[0])
+    high = lr_after[(lr_after >= LIVE_LR * raised).cummin()]
+    during = smooth(loss.loc[lr_after.index[0]:high.index[-1]], window)  # the records after the jump only
+    return bool(len(during)) and float(during.min()) < level
 
 
 def jumped_back(loss, start) -> tuple[int, float, float, float] | None:
