@@ -2390,3 +2390,17 @@ def test_a_warm_restart_the_run_learns_through_is_not_divergence(tmp_path, relea
     rows = [{"step": int(s), "train_loss": float(v), "lr": float(r)} for s, v, r in zip(steps, loss, lr)]
     found = labels(write_log(tmp_path, rows, start={"num_classes": 4}))
     assert ("divergence" in found) == (not relearns_at_high_rate)
+
+
+@pytest.mark.parametrize("start, end, stuck", [(3.05, 3.04, True), (3.05, 2.88, False), (2.90, 2.89, False)])
+def test_a_run_within_ten_percent_of_its_floor_reached_it_only_if_it_closed_its_gap(tmp_path, start, end, stuck):
+    # A beta-binomial regression whose floor, 2.88, is 6 % under the untrained loss: a dead ReLU network sat
+    # at 3.05 -> 3.04 for 400 steps, "within 10 % of the floor" from its first record (an outside set:
+    # healthy until 2026-12-05); its healthy runs end on the floor. A run that starts within its noise of the
+    # floor (a resumed tail) has nothing left to show.
+    rng = np.random.default_rng(104)
+    loss = (end + (start - end) * np.exp(-np.arange(40) / 6)) * np.exp(rng.normal(0, 0.004, 40))
+    logged = records(loss) + [{"step": step, "val_loss": float(end + (start - end) * np.exp(-step / 60))}
+                              for step in range(50, 401, 50)]
+    found = labels(write_log(tmp_path, sorted(logged, key=lambda r: r["step"]), start={"loss_floor": 2.88}))
+    assert ("loss_plateau" in found[:1]) == stuck

@@ -82,6 +82,7 @@ LATE_START = 50  # steps: a first record averaging more than this already holds 
 OPENING_UNITS = 3.0  # a first record this close to the opening median is one batch of it (opening_level)
 OPENING_RECORDS = 5  # ... a median of fewer records (a run of under ~110) is too rough a start to replace it
 FAR_ABOVE = 1.5  # x the loss floor: a calm run sitting there has stopped short (stuck_above_floor)
+NEAR_FLOOR = 0.1  # a best this close to the declared floor (and 0.02) reached it (reached_floor)
 LIVE_LR = 0.5  # the learning rate there at least half its peak: a schedule did not stop the training
 GRADIENT_GONE = 1e-6  # median total gradient norm, and per unit of train loss: no weight gets one (gradient_gone)
 LESSON = "docs/doctor.md#loss_plateau"
@@ -117,7 +118,7 @@ def check(run) -> list[Finding]:
     starts_late = loss.index[0] > LATE_START
     if start <= 0 or (starts_late and floor is None and run.class_count is None):
         return []
-    if floor is not None and best <= floor * 1.1 + 0.02:
+    if floor is not None and reached_floor(loss, floor, start, best):
         return []  # at the floor: converged, not stuck
     reference = start
     start = opening_level(run, loss, start)
@@ -192,6 +193,23 @@ def per_unit_of_loss(run) -> float:
     both = run.train[["grad_norm", "train_loss"]].astype(float)
     both = both[np.isfinite(both).all(axis=1) & (both["train_loss"] > 0)]
     return float((both["grad_norm"] / both["train_loss"]).median()) if len(both) else math.inf
+
+
+def reached_floor(loss: pd.Series, floor: float, start: float, best: float) -> bool:
+    """Is the run at its declared floor: its best (smoothed) within ``NEAR_FLOOR`` (10 %, plus 0.02) of it --
+    and, when it started measurably above the floor (by more than ``NOISE_UNITS`` of its per-record noise,
+    :func:`signals.noise_scale` of the log loss), having closed at least half of that starting gap?
+
+    Why the gap: a floor close to the untrained loss leaves little to learn, and "within 10 % of the floor"
+    then holds from the first record on, learned or not -- an outside beta-binomial regression, floor 2.88,
+    starts at 3.05; its healthy runs end at 2.88, its dead ReLU network sat at 3.04-3.05 for 400 steps and was
+    ``healthy`` until 2026-12-05. A run that starts near its floor by no more than its noise (a fine-tuning
+    run, a resumed run's tail) has nothing left to show, and stays healthy."""
+    if best > floor * (1 + NEAR_FLOOR) + 0.02:
+        return False
+    noise = noise_scale(np.log(signals.after_start(loss)))
+    started_above = start > floor and (floor <= 0 or math.log(start / floor) > signals.NOISE_UNITS * noise)
+    return not started_above or best - floor <= 0.5 * (start - floor)
 
 
 def opening_level(run, loss: pd.Series, reference: float) -> float:
