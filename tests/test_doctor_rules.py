@@ -2404,3 +2404,24 @@ def test_a_run_within_ten_percent_of_its_floor_reached_it_only_if_it_closed_its_
                               for step in range(50, 401, 50)]
     found = labels(write_log(tmp_path, sorted(logged, key=lambda r: r["step"]), start={"loss_floor": 2.88}))
     assert ("loss_plateau" in found[:1]) == stuck
+
+
+@pytest.mark.parametrize("val_turned_first", [True, False])
+def test_a_train_loss_that_climbs_after_the_val_loss_turned_up_does_not_excuse_it(tmp_path, val_turned_first):
+    # A wide classifier on 128 examples: val 1.41 -> 4.6 while train fell to 0.14, then an unstable stretch
+    # threw the train loss back up for a few dozen steps before it ended at 0.03 with val at 11 (an
+    # outside set: ``oscillation`` until 2026-12-05, the train climb read as the val rise's cause). A val loss
+    # flat until the train loss climbed, and risen with it, was thrown up by that climb.
+    rng = np.random.default_rng(106)
+    steps = np.arange(10, 801, 10)
+    train = 0.03 + 1.35 * np.exp(-steps / 120)
+    train = np.where((steps > 590) & (steps < 660), 1.5, train) * np.exp(rng.normal(0, 0.05, len(steps)))
+    eval_steps = np.arange(50, 801, 50)
+    if val_turned_first:
+        val = 1.4 * np.exp(2.0 * np.clip((eval_steps - 50) / 750, 0, None))
+    else:
+        val = np.where(eval_steps < 600, 1.4, 2.0)  # still under ln 10: not worse than knowing nothing
+    val = val * np.exp(rng.normal(0, 0.03, len(val)))
+    logged = records(train) + [{"step": int(s), "val_loss": float(v)} for s, v in zip(eval_steps, val)]
+    found = labels(write_log(tmp_path, sorted(logged, key=lambda r: r["step"]), start={"num_classes": 10}))
+    assert (found[:1] == ["overfitting"]) == val_turned_first

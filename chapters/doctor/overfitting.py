@@ -99,8 +99,11 @@ def _turned_up(run, val) -> list[Finding]:
         end = float(train.iloc[-3:].median())
         between = smooth(train, window_for(len(train)))
         between = between[between.index >= best_step]
-        climb = float((between - between.cummin()).max()) if len(between) else 0.0
-        if end > at_best + 0.02 * abs(at_best) or climb > (RISE - 1) * learned_span(run, train, between):
+        excess = between - between.cummin()
+        climb = float(excess.max()) if len(between) else 0.0
+        if end > at_best + 0.02 * abs(at_best) or (climb > (RISE - 1) * learned_span(run, train, between) and not
+                                                   _rose_first(val, best_step, between.loc[:excess.idxmax()].idxmin(),
+                                                               noise)):
             return []  # train rose too: that is divergence, not overfitting
         if (end >= at_best or climbing) and late < NO_GAP * end:
             return []  # no gap opened: nothing memorised (a network gone dead; dropout on the train batches alone)
@@ -112,6 +115,24 @@ def _turned_up(run, val) -> list[Finding]:
         if end > 1e-3:
             evidence += f" (val/train gap x{late / end:.1f})"
     return [_finding(confidence(0.75, rise / MIN_RISE), int(best_step), evidence)]
+
+
+def _rose_first(val, best_step, began, noise: float) -> bool:
+    """Had the validation loss already turned up -- by ``MIN_RISE`` and ``RISE_UNITS`` of its ``noise``, or
+    with a significant upward trend (:func:`_climbing`) -- between its minimum at ``best_step`` and ``began``,
+    where the training loss's climb began (at least two evaluations in between)?
+
+    Why: a train loss that climbs after the val loss has turned up did not carry it up. A wide random-feature
+    classifier on 128 examples took its val loss from 1.41 to 4.6 while its train loss fell to 0.14; then one
+    unstable stretch threw the train loss back to 0.9 for a few dozen steps, and it ended at 0.03 with val at
+    11 (an outside set: ``oscillation`` until 2026-12-05, the train climb read as divergence). The climb
+    that excuses a val rise is one the val rise came *with*: an LR thrown too high, then brought back by a
+    schedule."""
+    before = val.loc[best_step:began].iloc[1:]
+    if len(before) < 2:
+        return False
+    rise = float(before.iloc[-3:].median()) / float(val.loc[best_step]) - 1
+    return rise >= MIN_RISE and (math.log1p(rise) >= RISE_UNITS * noise or _climbing(val.loc[best_step:began]))
 
 
 def _climbing(val) -> bool:
