@@ -102,8 +102,7 @@ def _turned_up(run, val) -> list[Finding]:
         excess = between - between.cummin()
         climb = float(excess.max()) if len(between) else 0.0
         if end > at_best + 0.02 * abs(at_best) or (climb > (RISE - 1) * learned_span(run, train, between) and not
-                                                   _rose_first(val, best_step, between.loc[:excess.idxmax()].idxmin(),
-                                                               noise)):
+                                                   _climb_came_after(val, best_step, between, excess, noise)):
             return []  # train rose too: that is divergence, not overfitting
         if (end >= at_best or climbing) and late < NO_GAP * end:
             return []  # no gap opened: nothing memorised (a network gone dead; dropout on the train batches alone)
@@ -117,10 +116,12 @@ def _turned_up(run, val) -> list[Finding]:
     return [_finding(confidence(0.75, rise / MIN_RISE), int(best_step), evidence)]
 
 
-def _rose_first(val, best_step, began, noise: float) -> bool:
-    """Had the validation loss already turned up -- by ``MIN_RISE`` and ``RISE_UNITS`` of its ``noise``, or
-    with a significant upward trend (:func:`_climbing`) -- between its minimum at ``best_step`` and ``began``,
-    where the training loss's climb began (at least two evaluations in between)?
+def _climb_came_after(val, best_step, smoothed_train, excess, noise: float) -> bool:
+    """Was the training loss's climb (``smoothed_train`` from the val minimum on, ``excess`` its height above
+    its running minimum) an episode the run came back from -- its end within ``MIN_DROP`` of where the climb
+    began -- that began after the validation loss had already turned up: by ``MIN_RISE`` and ``RISE_UNITS`` of its
+    ``noise``, or with a significant upward trend (:func:`_climbing`), between its minimum at ``best_step``
+    and the climb's start (at least two evaluations in between)?
 
     Why: a train loss that climbs after the val loss has turned up did not carry it up. A wide random-feature
     classifier on 128 examples took its val loss from 1.41 to 4.6 while its train loss fell to 0.14; then one
@@ -128,6 +129,10 @@ def _rose_first(val, best_step, began, noise: float) -> bool:
     11 (an outside set: ``oscillation`` until 2026-12-05, the train climb read as divergence). The climb
     that excuses a val rise is one the val rise came *with*: an LR thrown too high, then brought back by a
     schedule."""
+    peak = excess.idxmax()
+    began = smoothed_train.loc[:peak].idxmin()
+    if float(smoothed_train.iloc[-1]) > (1 + MIN_DROP) * float(smoothed_train.loc[began]):
+        return False  # not back where the climb began: a train loss that climbed and stayed up is divergence's
     before = val.loc[best_step:began].iloc[1:]
     if len(before) < 2:
         return False
