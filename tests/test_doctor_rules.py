@@ -2440,3 +2440,32 @@ def test_a_train_loss_that_climbs_after_the_val_loss_turned_up_does_not_excuse_i
     logged = records(train) + [{"step": int(s), "val_loss": float(v)} for s, v in zip(eval_steps, val)]
     found = labels(write_log(tmp_path, sorted(logged, key=lambda r: r["step"]), start={"num_classes": 10}))
     assert (found[:1] == ["overfitting"]) == val_turned_first
+
+
+@pytest.mark.parametrize("second_half_noise, bounced", [(0.01, False), (0.2, True)])
+def test_a_loss_that_rose_early_and_then_came_down_smoothly_had_a_hump_not_a_bounce(tmp_path, second_half_noise,
+                                                                                   bounced):
+    # A VQ-VAE: its commitment term grows while the encoder outruns the codebook, so the loss climbs from 1.8
+    # to 4.2 in its first records and then comes down to 0.2, moving 1-3 % per record (three outside healthy
+    # runs: ``oscillation`` until 2026-12-05). A run still swinging 20 % per record after such a jump is
+    # bouncing about the valley.
+    rng = np.random.default_rng(107)
+    t = np.arange(60)
+    level = 0.2 + 1.6 * np.exp(-np.maximum(t - 5, 0) / 6) + 2.4 * np.exp(-((t - 4) / 2.0) ** 2)
+    noise = np.where(t < 30, 0.01, second_half_noise)
+    loss = level * np.exp(rng.normal(0, 1, 60) * noise)
+    assert ("oscillation" in labels(write_log(tmp_path, records(loss), start={"num_classes": 6}))) == bounced
+
+
+@pytest.mark.parametrize("val, stuck", [([1.96, 1.71, 1.50, 1.36], False), ([1.40, 1.395, 1.39, 1.385], True),
+                                        ([1.96, 1.71, 1.75, 1.36], True)])
+def test_four_evaluations_falling_in_order_by_a_real_margin_are_learning(tmp_path, val, stuck):
+    # A self-distillation run of 80 steps: its train loss came back to where it opened, but its validation
+    # loss fell at every one of its four evaluations, 31 % in all (an outside set: ``loss_plateau`` until
+    # 2026-12-05). Four values in order happen by chance once in 24. In order by 1 % is a stuck run's creep;
+    # out of order, four evaluations are too few for a trend.
+    rng = np.random.default_rng(108)
+    loss = 1.43 * np.exp(rng.normal(0, 0.04, 40))
+    logged = records(loss) + [{"step": step, "val_loss": v} for step, v in zip((100, 200, 300, 400), val)]
+    found = labels(write_log(tmp_path, sorted(logged, key=lambda r: r["step"])))
+    assert ("loss_plateau" in found[:1]) == stuck

@@ -105,6 +105,7 @@ MIN_ACF = 0.3  # beyond what the same swings in random order show (shuffled_acf)
 SHUFFLES = 20  # the real order beyond all 20 random orders, and by MIN_ACF beyond their median
 BOUNCE = 1.3
 FELL_BACK = 0.9
+SETTLED = 0.05  # per-record swings of the second half under which a run that rose and fell settled (hump)
 STUCK = 0.85
 CEILING = 2.0  # a run swinging around more than twice the untrained loss has diverged
 WILD = 0.25  # per-record scale of log-loss swings: about +-28 % from one record to the next
@@ -156,8 +157,10 @@ def bounce(run, loss: pd.Series, start: float) -> list[Finding]:
     # run thrown out at its second record has a rolling median above the limit from the first record on.
     started_there = step == loss.index[0] and (float(loss.iloc[0]) >= limit or
                                                float(smoothed.max()) < signals.BLOWUP * start)
-    if step is None or started_there or not fell_back(loss, smoothed, start) or \
-            lr_raised(run, climb_start(smoothed, step), window_for(len(loss)), step):
+    if step is None or started_there or not fell_back(loss, smoothed, start):
+        return []
+    climb = climb_start(smoothed, step)
+    if lr_raised(run, climb, window_for(len(loss)), step) or hump(loss, smoothed, climb, start):
         return []
     peak, end = float(smoothed.max()), float(tail(smoothed).median())
     return [Finding("oscillation", confidence(0.7, peak / (BOUNCE * start)), int(step),
@@ -165,6 +168,23 @@ def bounce(run, loss: pd.Series, start: float) -> list[Finding]:
                     f"{step}, then fell back to {end:.4g} by the end: the steps overshoot the valley and bounce "
                     "instead of descending (a run that stayed up would be divergence)",
                     fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
+
+
+def hump(loss: pd.Series, smoothed: pd.Series, climb: int, start: float) -> bool:
+    """Was the rise a hump, not a bounce: it began before the run had learned anything (the smoothed loss
+    never ``MIN_DROP`` below ``start`` before ``climb``, where the climb began), and the second half of the
+    run moves by less than ``SETTLED`` (5 %) from record to record (:func:`signals.noise_scale` of the log
+    loss)?
+
+    Why: a run whose steps overshoot is thrown out of the valley it found and bounces on when it falls back
+    in -- the benchmark's bouncing runs swing 11-62 % per record in their second half. A loss that rises
+    from its first records, before any learning, and then comes down smoothly is a term of the loss
+    growing first: a VQ-VAE's commitment loss grows while the encoder outruns its codebook (three outside
+    healthy runs rose to 1.5-2.6 x their first record and then settled at 1-3 % per record; ``oscillation``
+    until 2026-12-05). A smooth fall after a jump *out of* a learned valley is still a bounce."""
+    before = smoothed[smoothed.index < climb]
+    learned_first = len(before) > 0 and float(before.min()) <= (1 - MIN_DROP) * start
+    return not learned_first and noise_scale(np.log(loss.iloc[len(loss) // 2:])) < SETTLED
 
 
 def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
