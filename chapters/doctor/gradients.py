@@ -41,8 +41,8 @@ the dead network.
 Threshold: ratio below ``VANISH_RATIO`` (gradient norms) or, for update ratios, the smallest group below
 ``UPDATE_VANISH_RATIO`` of the *median* group (a group whose weights start at zero has an update ratio
 near 1, so the largest group is no yardstick there). Why: when early layers get a small fraction of the
-gradient of late ones, they do not learn (the same mechanism run the other way: Jacobians with norm below 1). A group whose norm is exactly zero is frozen or
-dead, not vanishing: the frozen rule reports it.
+gradient of late ones, they do not learn (the same mechanism run the other way: Jacobians with norm below 1).
+A group whose norm is exactly zero is frozen or dead, not vanishing: the frozen rule reports it.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01):
 grad_explosion 11/12 top-1, vanishing_gradients 7/9 (the same with the first third; the first 5 % stopped
