@@ -8,7 +8,8 @@ scale) for a sustained stretch (``max(3, 2 %)`` of the records); or one record a
 reference after which the run never gets below the reference again (:func:`signals.blew_up`); or the run
 learned and then gave most of it back, to the end (:func:`plateau.relapse`) without the signature of a
 dead network; or, at the record where the logged LR rose ``LR_JUMP``-fold, the run gave back ``GAVE_BACK``
-of what it had learned (:func:`thrown_back`), even if it recovered later. Why: a random model's loss is
+of what it had learned (:func:`thrown_back`), even if it recovered later -- once the rate was down again, not
+while it was still raised (:func:`relearned_at_raised_rate`). Why: a random model's loss is
 the worst a sane run sees; an optimizer that pushes it higher is being thrown out of the basin (learning
 rate too high for the curvature), and one that undoes what the run learned is being thrown out of the
 valley it found. Why the declared reference: an LR far too high can throw the loss up between the first

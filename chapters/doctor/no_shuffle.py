@@ -72,6 +72,9 @@ blobs, batch 8-64, a record every 1-20 steps, logs with steps_per_epoch, with ep
 block boundaries' jumps), 10 with the record-by-record comparison, 20 with the zeros kept; the same runs
 shuffled: no ``no_shuffle`` (48).
 
+A shape under ``FAINT_SWING`` (6 %) of the loss must also explain half of the residual variance or repeat
+exactly between even and odd epochs (:func:`_faint`).
+
 Last, whatever found the shape: when the logged learning rate moves within the epoch by
 ``MIN_SCHEDULE_SWING`` or more and the loss's shape follows its shape (:func:`_follows_schedule`), the
 schedule drew it -- warm restarts every epoch -- and there is no finding (such constructed healthy runs:

@@ -11,7 +11,9 @@ steadily as noise: an independent GRU seq2seq evaluated four times, val 1.73 -> 
 train fell to 0.007, had "noise" of 13 % per evaluation and was healthy), at least two evaluations after the
 minimum, and train loss not higher than at the minimum -- at the end, and with no climb in between (its
 rolling median never rises above its own running minimum by more than ``reference.RISE - 1`` times the
-span it can fall, :func:`learned_span`: half of what the run had learned and more, given back). Why both:
+span it can fall, :func:`learned_span`: half of what the run had learned and more, given back -- unless
+that climb came after the val loss had turned up and the run came back from it, :func:`_climb_came_after`).
+Why both:
 val rising with train rising is divergence; val rising while train falls is the model memorising its
 training set. Why in between too: a
 run thrown out by a learning rate too high and brought back by a decaying schedule ends with train low

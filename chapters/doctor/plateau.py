@@ -37,6 +37,9 @@ gradients as large as before or larger (``divergence``). Without ``grad_norm`` t
 evidence: it falls to ``DEAD_CALM`` (a quarter) of the live network's or less (:func:`loss_calmed`). With
 an LR jump at the relapse, the learning rate is the cause and ``divergence`` reports it.
 
+Gone. Checked first (:func:`gradient_gone`): a median total gradient norm under ``GRADIENT_GONE`` (1e-6), and
+under it per unit of train loss -- no layer gets a gradient, whatever the loss did before.
+
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): loss_plateau
 (never learned and dead network) 26/27 top-1; all labels 218/243, 1/90 false alarms; fresh held-out
 set (seed 8): 83/96, 2/35 -- both ``wave`` runs that never left ln K, which this rule names (docs/doctor.md).
