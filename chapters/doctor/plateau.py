@@ -122,7 +122,8 @@ def check(run) -> list[Finding]:
     starts_late = loss.index[0] > LATE_START
     if start <= 0 or (starts_late and floor is None and run.class_count is None):
         return []
-    if floor is not None and reached_floor(loss, floor, start, best):
+    swing = noise_scale(np.log(signals.after_start(loss)))  # per-record noise, after the untrained start
+    if floor is not None and reached_floor(floor, start, best, swing):
         return []  # at the floor: converged, not stuck
     reference = start
     start = opening_level(run, loss, start)
@@ -131,7 +132,6 @@ def check(run) -> list[Finding]:
     # With ln K declared, learning means getting below what the uniform prediction scores: a fall from an
     # overconfident start down *to* ln K learned nothing about the data (:func:`never_below_uniform`).
     uniform = declared(run) and never_below_uniform(best, reference)
-    swing = noise_scale(np.log(signals.after_start(loss)))  # per-record noise, after the untrained start
     still = motionless(loss, swing)
     if stuck is None and not still and (learned(loss, reference if uniform else start, best) or
                                         val_still_falling(run, reference if declared(run) else None)):
@@ -199,10 +199,10 @@ def per_unit_of_loss(run) -> float:
     return float((both["grad_norm"] / both["train_loss"]).median()) if len(both) else math.inf
 
 
-def reached_floor(loss: pd.Series, floor: float, start: float, best: float) -> bool:
+def reached_floor(floor: float, start: float, best: float, swing: float) -> bool:
     """Is the run at its declared floor: its best (smoothed) within ``NEAR_FLOOR`` (10 %, plus 0.02) of it --
-    and, when it started measurably above the floor (by more than ``NOISE_UNITS`` of its per-record noise,
-    :func:`signals.noise_scale` of the log loss), having closed at least half of that starting gap?
+    and, when it started measurably above the floor (by more than ``NOISE_UNITS`` of ``swing``, its per-record
+    noise of the log loss), having closed at least half of that starting gap?
 
     Why the gap: a floor close to the untrained loss leaves little to learn, and "within 10 % of the floor"
     then holds from the first record on, learned or not -- an outside beta-binomial regression, floor 2.88,
@@ -211,8 +211,7 @@ def reached_floor(loss: pd.Series, floor: float, start: float, best: float) -> b
     run, a resumed run's tail) has nothing left to show, and stays healthy."""
     if best > floor * (1 + NEAR_FLOOR) + 0.02:
         return False
-    noise = noise_scale(np.log(signals.after_start(loss)))
-    started_above = start > floor and (floor <= 0 or math.log(start / floor) > signals.NOISE_UNITS * noise)
+    started_above = start > floor and (floor <= 0 or math.log(start / floor) > signals.NOISE_UNITS * swing)
     return not started_above or best - floor <= 0.5 * (start - floor)
 
 
