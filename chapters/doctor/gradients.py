@@ -58,14 +58,15 @@ import numpy as np
 import pandas as pd
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.plateau import dead_network
+from chapters.doctor.plateau import MIN_DROP, dead_network
 from chapters.doctor.reference import RISE, declared
 from chapters.doctor.schedule import climb_start, lr_raised
-from chapters.doctor.signals import (blew_up, first_sustained, group_keys, head, reference_level, smooth, tail,
-                                     val_losses, window_for)
+from chapters.doctor.signals import (NOISE_UNITS, blew_up, factor, first_sustained, group_keys, head, noise_scale,
+                                     reference_level, smooth, tail, val_losses, window_for)
 
 EXPLODE = 10.0
 SPIKE = 100.0
+EXPLODE_UNITS = 3.0  # ... and a sustained rise beyond three of the norm's own noise scales (explosion_factors)
 # A sigmoid passes on at most a quarter of the gradient (its slope at 0), so four saturating layers at their
 # steepest leave the first 1/256 of the last's. 1e-3 until 2026-12-05: a 7-layer sigmoid graph network at
 # 2e-3 and a 6-layer sigmoid TabNet at 2.1e-3, both stuck at ln K, were plateaus; on twenty-four outside
@@ -76,6 +77,7 @@ VANISH_RATIO = 0.25 ** 4
 # its norm is tiny, so the largest group is no yardstick there; and adaptive optimizers rescale every
 # weight's step. Measured on the benchmark: healthy runs 0.02 and more, vanishing ones 2e-6 and less.
 UPDATE_VANISH_RATIO = 1e-4
+AWAKE_SHARE = 10.0  # x the vanishing bar: a share no starved layer reaches (_normal_share_at_times)
 TOGETHER = 0.5  # correlation of log norm and log loss over the loss's climb: the norm rose with it (_led_by)
 ESCAPE = 2.0  # the loss falling this many times faster once the norm took off: leaving a plateau
 MIN_FALL = 0.1  # ... and by this much: a descent, not noise (_escaping_a_plateau)
@@ -105,13 +107,14 @@ def _explosion(run) -> list[Finding]:
         baseline = head(norms, 0.05)
         base = max(float(baseline.median()), floor)
         later = norms.iloc[len(baseline):]  # growth is measured after the records the baseline comes from
-        step = first_sustained(smooth(later, 3) >= EXPLODE * base, 2)
-        spike = first_sustained(later >= SPIKE * base, 1)
+        explode, spike_at = explosion_factors(norms)
+        step = first_sustained(smooth(later, 3) >= explode * base, 2)
+        spike = first_sustained(later >= spike_at * base, 1)
         if spike is not None and (step is None or spike < step):
             step = spike
         if step is None or lr_raised(run, step, window_for(len(norms))):
             continue  # nothing, or the learning rate jumped there: divergence
-        if float(tail(norms, 0.2).median()) < EXPLODE * base and (spike is None or _died(run) or
+        if float(tail(norms, 0.2).median()) < explode * base and (spike is None or _died(run) or
                                                                  not _peak_outgrew_the_loss(run, norms)):
             continue  # rose tenfold and came back down: the symptom of a loss spike (divergence), not
             # gradients that keep exploding; or one spike that killed the network (loss_plateau); or a
@@ -123,7 +126,7 @@ def _explosion(run) -> list[Finding]:
         smoothed = smooth(norms, 3)  # one record is no peak
         under_spike = float(smoothed.max()) < SPIKE * base
         climb = climb_start(smoothed, step)  # where the norm's climb through EXPLODE x began
-        if _woke_up(run, norms, step, climb) and (under_spike or _burst_carried_by_the_loss(run, norms, base)):
+        if _woke_up(run, norms, step, climb, base) and (under_spike or _burst_carried_by_the_loss(run, norms, base)):
             continue  # grew from a tiny start to a level it keeps while the loss kept falling (_woke_up)
             # -- a hundredfold over three records is a spike, not a wake-up, unless the loss carried it
         if under_spike and _escaping_a_plateau(run, climb):
@@ -146,6 +149,22 @@ def _explosion(run) -> list[Finding]:
                              f"above x{EXPLODE:.0f} from step {step}" +
                              (", no more than the loss grew: the loss carried it up" if led_by == "loss" else ""),
                              led_by)]
+
+
+def explosion_factors(norms: pd.Series) -> tuple[float, float]:
+    """How far above its baseline the norm must go to have exploded: ``EXPLODE`` x sustained and ``SPIKE`` x
+    for one record -- or ``EXPLODE_UNITS`` and ``signals.NOISE_UNITS`` of the norm's own record-to-record
+    noise on a log scale (:func:`signals.noise_scale`), when those are larger.
+
+    Why the noise: a gradient norm measured on a batch of two swings by orders of magnitude from one
+    record to the next -- a handful of examples decide it -- so ten times a baseline taken from a few such
+    records is a draw, not a growth (outside mixture-of-experts classifiers at batch 2: norms jumping 0.01
+    -> 11 between records, noise 2.0 log units, x1,700 at one record; ``grad_explosion`` until 2026-12-05,
+    their authors' label ``oscillation``). On a norm that moves a few percent per record the noise bars are
+    far below x10 and x100, and the old thresholds stand: the exploding runs of the outside sets grew 12-45
+    noise units."""
+    noise = noise_scale(np.log(norms))
+    return max(EXPLODE, factor(EXPLODE_UNITS * noise)), max(SPIKE, factor(NOISE_UNITS * noise))
 
 
 def skipped_steps(run) -> bool:
@@ -249,7 +268,8 @@ def _vanishing(run) -> list[Finding]:
     # stack whose early layers got 1e-8 of the head's norm, then exactly 0 (float32 underflow) from its
     # fifth record on, left four (an outside PointNet, 2026-12-04: called a plateau until then).
     enough = len(ratio) >= 5 or 3 <= len(ratio) == len(table)
-    if enough and float(ratio.median()) < limit and not _blew_up_by(run, ratio.index[-1]):
+    if enough and float(ratio.median()) < limit and not _blew_up_by(run, ratio.index[-1]) and \
+            not _normal_share_at_times(ratio, limit):
         medians = table.median()
         weakest = medians.idxmin()
         strongest = medians.idxmax() if yardstick == "max" else "the median group"
@@ -259,6 +279,18 @@ def _vanishing(run) -> list[Finding]:
                                 f"{weakest} is {value:.1e} of {strongest} (median over {len(ratio)} "
                                 f"records; below {limit:g})")]
     return []
+
+
+def _normal_share_at_times(ratio: pd.Series, limit: float) -> bool:
+    """Did the weakest group get a normal share -- ``AWAKE_SHARE`` x ``limit`` or more of the yardstick --
+    in at least a quarter of the records ``ratio`` covers?
+
+    Why: vanishing is built into the network (saturating layers stacked deep), so a starved layer is starved
+    on every batch; its share moves by a factor of a few around a tiny level. A layer whose share jumps from
+    2e-1 to 6e-5 and back between records is being knocked about -- a softmax gate saturated by steps far too
+    large for a batch of two, in an outside mixture-of-experts net at RMSprop 0.03 (``vanishing_gradients``
+    until 2026-12-05, an ``oscillation`` run to its author)."""
+    return float((ratio >= AWAKE_SHARE * limit).mean()) >= 0.25
 
 
 def early_spread(run, prefix: str, yardstick: str = "max") -> tuple[pd.Series, pd.DataFrame]:
@@ -308,14 +340,17 @@ def _outgrew_the_loss(run, norms: pd.Series, first: int) -> bool:
     return first_sustained(smooth(later, 3) >= EXPLODE * base, 2) is not None or bool((later >= SPIKE * base).any())
 
 
-def _woke_up(run, norms: pd.Series, step: int, climb: int) -> bool:
+def _woke_up(run, norms: pd.Series, step: int, climb: int, base: float) -> bool:
     """Did the norm settle at its new level while the run went on learning: over the second half of the
     run it less than doubled (the median of that half's last quarter over its first quarter's: ``SETTLED``),
     and the training loss over the last fifth is below its median around ``step`` (where the norm passed
     ``EXPLODE`` x) *and* around ``climb`` (where that climb began)? The second because the climb can throw
     the loss up before the norm is tenfold: ``zero_grad()`` dropped mid-run under RMSprop, the loss went
     0.49 -> 0.85 as the gradients piled up and settled at 0.57, below its peak but above where it was
-    (an outside Student-t regression, healthy until 2026-12-05).
+    (an outside Student-t regression, healthy until 2026-12-05). Or, for a norm that grew slowly and passed
+    ``EXPLODE`` x only near the end, where the loss has no records left to fall in: the loss over the last
+    fifth ``plateau.MIN_DROP`` below its level where the norm was halfway there on a log scale (sqrt of
+    ``EXPLODE`` x ``base``: :func:`_fell_while_growing`).
 
     Why: a network whose weights start near zero -- word2vec's output vectors, a zero-initialised head --
     has almost no gradient at first; the norm grows as the weights do and levels off at its working size
@@ -336,7 +371,28 @@ def _woke_up(run, norms: pd.Series, step: int, climb: int) -> bool:
     quarter = len(later) // 4
     grew = float(later.iloc[-quarter:].median()) / float(later.iloc[:quarter].median())
     before = min(float(at_step.median()), float(at_climb.median()) if len(at_climb) else math.inf)
-    return grew < SETTLED and float(tail(loss, 0.2).median()) < before
+    end = float(tail(loss, 0.2).median())
+    return grew < SETTLED and (end < before or _fell_while_growing(loss, norms, base, end))
+
+
+def _fell_while_growing(loss: pd.Series, norms: pd.Series, base: float, end: float) -> bool:
+    """Is the loss's ``end`` level ``MIN_DROP`` below its median over the three records up to the first one
+    where the rolling median of 3 of ``norms`` passed sqrt(``EXPLODE``) x ``base`` -- halfway to tenfold on
+    a log scale?
+
+    Why: a network's gradients grow with its weights as it learns, and over a long run the norm can creep
+    tenfold with the loss falling all the way (an outside WaveNet at Adam 2e-3: its head's norm 0.12 -> 1.7
+    over 500 steps, the loss 4.15 -> 2.77; it passed tenfold at step 470 of 500, and with no records left
+    after that to show the loss still falling it was ``grad_explosion`` until 2026-12-05). A norm that
+    explodes comes with a loss that stalls or climbs, not with one a tenth lower than where the growth
+    began and never ``MIN_DROP`` above its lowest on the way there (smoothed: the ``zero_grad()`` pile-up
+    above ended a tenth below where its norm passed threefold, but climbed 70 % on the way)."""
+    halfway = first_sustained(smooth(norms, 3) >= math.sqrt(EXPLODE) * base, 1)
+    at_halfway = loss[loss.index <= halfway].iloc[-3:] if halfway is not None else loss.iloc[:0]
+    if len(at_halfway) == 0 or end >= (1 - MIN_DROP) * float(at_halfway.median()):
+        return False
+    since = smooth(loss, window_for(len(loss))).loc[halfway:]
+    return float((since / since.cummin()).max()) < 1 + MIN_DROP  # and never climbed on the way down
 
 
 def _awake_before(norms: pd.Series, climb: int) -> bool:

@@ -190,7 +190,7 @@ def train_agrees(run, floor: float, since: int) -> bool:
 
 
 def far_below(floor: float, late) -> bool:
-    """Are all the second half's evaluations (``late``, at least two) below ``FAR_BELOW`` x the floor?
+    """Are the last two evaluations (of ``late``, the second half's) below ``FAR_BELOW`` x the floor?
 
     Then the val loss is trusted without the training loss's agreement (:func:`train_agrees`). Why: a lucky
     validation draw is off the floor by its sampling error, about sd(loss) / sqrt(N) -- 10-25 % on the
@@ -199,8 +199,13 @@ def far_below(floor: float, late) -> bool:
     a Bayesian network's ELBO adds the KL divergence of its weights to the data's loss (an outside
     mean-field MLP with a one-hot label column left in its features: val 0.0003-0.003 against a floor of
     0.146, train 0.57-0.94 -- healthy until 2026-12-05); dropout keeps it up; a train loss averaged over a
-    window that began before the leak was found."""
-    return len(late) >= 2 and bool((late < FAR_BELOW * floor).all())
+    window that began before the leak was found. Why the last two and not the whole second half (until
+    2026-12-05): luck is the same at every evaluation of a fixed validation set, while a leak deepens as the
+    model learns the leaked examples -- an outside GRU whose validation strings were copied six times into
+    its training set went 0.74, 0.60, 0.47, 0.36, 0.29 against a floor of 0.82, its train loss held near the
+    floor by the other 80 % of its data (``throughput_drop`` until then); two evaluations, so that one
+    glitch is not the evidence."""
+    return len(late) >= 2 and bool((late.iloc[-2:] < FAR_BELOW * floor).all())
 
 
 def _finding(step, score, evidence) -> Finding:

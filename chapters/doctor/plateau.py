@@ -145,7 +145,7 @@ def check(run) -> list[Finding]:
         evidence += (f", never {MIN_DROP:.0%} below an untrained model's {reference:.4g} (ln K): it fell from an "
                      "overconfident start to the uniform prediction and no further")
     if stuck is not None:
-        evidence = (f"after its first quarter the train loss sits at {stuck:.1f} x the loss floor {floor:.4g}, "
+        evidence = (f"after its first quarter the train loss sits at {stuck:.4g}, far above the loss floor {floor:.4g}, "
                     "calm and with no downward trend that closes its gap to the floor, and so does the validation "
                     "loss: the run stopped learning far from what the data allows")
     elif floor is not None:
@@ -243,8 +243,11 @@ def stands_above(loss: pd.Series, opening: float, noise: float) -> bool:
 
 
 def stuck_above_floor(run, loss: pd.Series) -> float | None:
-    """With a declared ``loss_floor``: the train loss's level over its last three quarters as a multiple of
-    the floor, when that level is at least ``FAR_ABOVE`` (1.5) x the floor, the loss there is calm (per-record
+    """With a declared ``loss_floor``: the train loss's level over its last three quarters, when that level
+    is at least ``FAR_ABOVE`` (1.5) x the floor -- or, for a floor of 0, ``MIN_DROP`` x the untrained
+    reference (:func:`signals.reference_level`; a string-reversing GRU on answers shuffled against its
+    inputs sat at 2.05 against ln 11 = 2.40, and a floor of 0 was no floor to the rule until 2026-12-05) --,
+    the loss there is calm (per-record
     noise of the log loss below ``signals.THRASH``) with no downward trend (Mann-Kendall z above
     -``TREND_Z``, or a trend that closed less than ``GAP_CLOSED`` of the gap to the floor:
     :func:`closed_the_gap`), and the validation loss (at least ``MIN_EVALS`` evaluations) ends that far
@@ -261,11 +264,14 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
     swings about (``oscillation``); one that sits there calm with no trend is getting nowhere."""
     floor = run.info("loss_floor")
     val = signals.val_losses(run)
-    if floor is None or floor <= 0 or len(val) < MIN_EVALS:
+    if floor is None or floor < 0 or len(val) < MIN_EVALS:
         return None
     settled = loss.iloc[len(loss) // 4:]
     level = float(settled.median())
-    if level < FAR_ABOVE * floor or float(val.iloc[-3:].median()) < FAR_ABOVE * floor:
+    # A floor of 0 (a task a perfect model gets exactly right) has no multiples: far from it is a tenth of the
+    # way up to what an untrained model scores.
+    far = FAR_ABOVE * floor if floor > 0 else MIN_DROP * reference_level(run, loss)
+    if level < far or float(val.iloc[-3:].median()) < far:
         return None
     if noise_scale(np.log(settled)) >= signals.THRASH or \
             (signals.trend_z(np.log(settled)) <= -TREND_Z and closed_the_gap(settled, floor) >= GAP_CLOSED):
@@ -278,7 +284,7 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
     # being learned, even when too few evaluations make the fall significant (val_came_down).
     if val_came_down(val, float(loss.iloc[:len(loss) // 4].median())):
         return None
-    return level / floor
+    return level
 
 
 def val_came_down(val: pd.Series, opening: float) -> bool:
