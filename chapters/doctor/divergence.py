@@ -79,10 +79,10 @@ def check(run) -> list[Finding]:
     window = window_for(len(loss))
     smoothed = smooth(loss, window)
     sustained = max(3, len(loss) // 50)
-    if thrashing(run, loss, start) or dead_network(run, loss, start):
+    exploded = blew_up(loss, start, declared(run))
+    if (thrashing(run, loss, start) and not ramped_into(run, exploded)) or dead_network(run, loss, start):
         return []  # swinging around the untrained level for the whole run, or died: oscillation and
         # loss_plateau report those
-    exploded = blew_up(loss, start, declared(run))
     if exploded is not None and straight_to_nan(run, loss, exploded, sustained):
         return []  # a blow-up that overflowed at once: nan_loss reports it, with the LR jump that caused it
     if exploded is not None:
@@ -275,6 +275,18 @@ def jumped_back(loss, start) -> tuple[int, float, float, float] | None:
     if math.log(end / level) < KEPT_BACK * math.log(start / level):
         return None  # came back down: a bounce (oscillation) or a spike the run shrugged off
     return int(step), level, back, end
+
+
+def ramped_into(run, exploded) -> bool:
+    """Did the loss blow up (``exploded``, the step :func:`signals.blew_up` found, or None) at a learning rate
+    ramped ``LR_JUMP`` x or more above the run's first fifth (:func:`schedule.lr_ramp`)?
+
+    Why it overrides a run that thrashed: swinging about its untrained level at a constant rate is
+    ``oscillation``, but a rate raised step by step until the loss blew up and never came back is what threw
+    it there -- an outside graph network at SGD with momentum, batch 2, swung +-18 % around ln 3 for 400
+    steps, then an LR ramp x1.22 per 10 steps took it to x21 its start (``oscillation`` until 2026-12-05,
+    ``divergence`` to its author)."""
+    return exploded is not None and lr_ramp(run, exploded) >= LR_JUMP
 
 
 def _finding(run, smoothed, step, window, score, evidence) -> Finding:

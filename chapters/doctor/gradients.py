@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.plateau import MIN_DROP, dead_network
+from chapters.doctor.plateau import MIN_DROP, dead_network, learned
 from chapters.doctor.reference import RISE, declared
 from chapters.doctor.schedule import climb_start, lr_raised
 from chapters.doctor.signals import (NOISE_UNITS, blew_up, factor, first_sustained, group_keys, head, noise_scale,
@@ -72,6 +72,9 @@ EXPLODE_UNITS = 3.0  # ... and a sustained rise beyond three of the norm's own n
 # 2e-3 and a 6-layer sigmoid TabNet at 2.1e-3, both stuck at ln K, were plateaus; on twenty-four outside
 # sets and the families no healthy run starts under 1.2e-2.
 VANISH_RATIO = 0.25 ** 4
+# ... but between 1/256 and STARVED only in a run that is not learning (_starving_the_run): a recommender's
+# small tower layer starts at 2-3e-3 of its embedding's norm in healthy runs, learning all the while.
+STARVED = 1e-3
 # The same spread read off the update ratios (logs without per-group gradient norms), against the *median*
 # group: a group whose weights start at zero (position embeddings, biases) has an update ratio near 1 while
 # its norm is tiny, so the largest group is no yardstick there; and adaptive optimizers rescale every
@@ -213,7 +216,10 @@ def _led_by(run, norms: pd.Series, first: int, base: float, step: int) -> str:
     (2026-12-03), of the 10 labelled divergence that named both, 7 read ``"loss"`` (four of them were
     ``grad_explosion`` until then, the norm having moved first) and 2 ``"gradient"``; all 6 labelled
     grad_explosion read ``"gradient"`` (one was ``divergence`` until then: its loss crept up first, 3-fold,
-    its norm 27-fold), and so do the benchmark families' 9."""
+    its norm 27-fold), and so do the benchmark families' 9. "More" means by more than ``RISE`` x: a norm
+    and a loss that both leapt a hundredfold at one record (x125 and x110: a mixture-of-experts net at SGD
+    0.5, batch 2, bouncing) grew together, and the norm's hair ahead named it ``grad_explosion`` until
+    2026-12-05; the exploding runs of four new outside sets led by 0.8-16 (natural log units)."""
     loss = run.curve("train_loss")
     loss = loss[loss > 0]
     loss_start = float(loss.loc[:norms.index[max(first, 1) - 1]].median()) if len(loss) >= 8 else math.nan
@@ -231,7 +237,7 @@ def _led_by(run, norms: pd.Series, first: int, base: float, step: int) -> str:
         # its norm 0.2 -> 1,170 grew 9 -- measured from the start, 0.32 and 0.03, the norm "led")
         norm_growth = math.log(norm_peak / float(norm_before.median()))
         loss_growth = math.log(loss_peak / float(loss_before.median()))
-    if norm_growth > loss_growth:
+    if norm_growth > loss_growth + math.log(RISE):  # ahead by more than a tie: RISE x, the loss rules' own bar
         return "gradient"
     return "loss" if _climbed_together(norms, loss, step) else ""
 
@@ -269,7 +275,7 @@ def _vanishing(run) -> list[Finding]:
     # fifth record on, left four (an outside PointNet, 2026-12-04: called a plateau until then).
     enough = len(ratio) >= 5 or 3 <= len(ratio) == len(table)
     if enough and float(ratio.median()) < limit and not _blew_up_by(run, ratio.index[-1]) and \
-            not _normal_share_at_times(ratio, limit):
+            not _normal_share_at_times(ratio, limit) and _starving_the_run(run, float(ratio.median()), prefix):
         medians = table.median()
         weakest = medians.idxmin()
         strongest = medians.idxmax() if yardstick == "max" else "the median group"
@@ -281,6 +287,28 @@ def _vanishing(run) -> list[Finding]:
     return []
 
 
+def _starving_the_run(run, share: float, prefix: str) -> bool:
+    """Is a gradient share of ``share`` (of the largest group's norm) evidence that the run is starved: below
+    ``STARVED`` (1e-3) always, and up to ``VANISH_RATIO`` (1/256) only when the training loss never learned
+    (:func:`plateau.learned` from the untrained reference)? Update ratios have their own bar and are not
+    judged here.
+
+    Why two bars: a share is measured per *group*, and a group's norm grows with its size -- a small layer
+    among large ones has a small norm without being starved of anything. Between 1/256 and 1/1000 the size
+    alone can explain the share (an outside neural recommender: its 8-unit tower layer at 2-3e-3 of its
+    embedding tables' norm in four healthy runs, ``vanishing_gradients`` until 2026-12-05), and the loss
+    decides: a deep sigmoid stack starved that much sits at ln K (a graph network and a TabNet at 2e-3, both
+    stuck). Below 1/1000 no healthy run of the outside sets or the families has started."""
+    if prefix != "grad_norm" or share < STARVED:
+        return True
+    loss = run.curve("train_loss")
+    loss = loss[loss > 0]
+    if len(loss) < 8:
+        return True
+    best = float(smooth(loss, window_for(len(loss))).min())
+    return not learned(loss, reference_level(run, loss), best)
+
+
 def _normal_share_at_times(ratio: pd.Series, limit: float) -> bool:
     """Did the weakest group get a normal share -- ``AWAKE_SHARE`` x ``limit`` or more of the yardstick --
     in at least a quarter of the records ``ratio`` covers?
@@ -289,7 +317,9 @@ def _normal_share_at_times(ratio: pd.Series, limit: float) -> bool:
     on every batch; its share moves by a factor of a few around a tiny level. A layer whose share jumps from
     2e-1 to 6e-5 and back between records is being knocked about -- a softmax gate saturated by steps far too
     large for a batch of two, in an outside mixture-of-experts net at RMSprop 0.03 (``vanishing_gradients``
-    until 2026-12-05, an ``oscillation`` run to its author)."""
+    until 2026-12-05, an ``oscillation`` run to its author). The first records only, as the rule reads them:
+    a deep sigmoid stack's early layers can recover a normal share later in the run (an outside graph
+    network: 1e-5 at first, then waking), and that recovery does not undo what was built."""
     return float((ratio >= AWAKE_SHARE * limit).mean()) >= 0.25
 
 

@@ -78,7 +78,7 @@ from __future__ import annotations
 import math
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.signals import MEDIAN_ERROR, curve, first_sustained, noise_scale, smooth
+from chapters.doctor.signals import MEDIAN_ERROR, curve, first_sustained, jitter_scale, noise_scale, smooth
 
 MIN_BELOW = 0.08
 STEADY = 3
@@ -104,7 +104,7 @@ def check(run) -> list[Finding]:
         return both_below(run, floor, late)  # one evaluation: no noise of its own, the train loss must say it
     if not train_agrees(run, floor, int(late.index[0])) and not far_below(floor, late):
         return final_stretch(run, floor, val)
-    noise = noise_scale(late)
+    noise = jitter_scale(late)  # around the trend: a val loss still falling through the floor is no noise
     margin = max(MIN_BELOW * floor, LEAK_UNITS * noise)
     limit = floor - margin
     # With few evaluations the first half is the descent: 3 of 4 below would ask the leak to be there from
