@@ -145,9 +145,9 @@ def check(run) -> list[Finding]:
         evidence += (f", never {MIN_DROP:.0%} below an untrained model's {reference:.4g} (ln K): it fell from an "
                      "overconfident start to the uniform prediction and no further")
     if stuck is not None:
-        evidence = (f"after its first quarter the train loss sits at {stuck:.4g}, far above the loss floor {floor:.4g}, "
-                    "calm and with no downward trend that closes its gap to the floor, and so does the validation "
-                    "loss: the run stopped learning far from what the data allows")
+        evidence = (f"after its first quarter the train loss sits at {stuck:.4g}, far above the loss floor "
+                    f"{floor:.4g}, calm and with no downward trend that closes its gap to the floor, and so does "
+                    "the validation loss: the run stopped learning far from what the data allows")
     elif floor is not None:
         evidence += f"; the loss floor is {floor:.4g}"
     score = 0.8 if still else confidence(0.5, MIN_DROP / max(drop, 1e-3))
