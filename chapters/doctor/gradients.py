@@ -70,7 +70,7 @@ EXPLODE_UNITS = 3.0  # ... and a sustained rise beyond three of the norm's own n
 # A sigmoid passes on at most a quarter of the gradient (its slope at 0), so four saturating layers at their
 # steepest leave the first 1/256 of the last's. 1e-3 until 2026-12-05: a 7-layer sigmoid graph network at
 # 2e-3 and a 6-layer sigmoid TabNet at 2.1e-3, both stuck at ln K, were plateaus; on twenty-four outside
-# sets and the families no healthy run starts under 1.2e-2.
+# sets and the families no healthy run started under 1.2e-2 (a recommender's small layer does: STARVED).
 VANISH_RATIO = 0.25 ** 4
 # ... but between 1/256 and STARVED only in a run that is not learning (_starving_the_run): a recommender's
 # small tower layer starts at 2-3e-3 of its embedding's norm in healthy runs, learning all the while.
@@ -298,7 +298,7 @@ def _starving_the_run(run, share: float, prefix: str) -> bool:
     alone can explain the share (an outside neural recommender: its 8-unit tower layer at 2-3e-3 of its
     embedding tables' norm in four healthy runs, ``vanishing_gradients`` until 2026-12-05), and the loss
     decides: a deep sigmoid stack starved that much sits at ln K (a graph network and a TabNet at 2e-3, both
-    stuck). Below 1/1000 no healthy run of the outside sets or the families has started."""
+    stuck). Under 1/1000 no healthy run of the twelve sets DA-DL or of the families was named."""
     if prefix != "grad_norm" or share < STARVED:
         return True
     loss = run.curve("train_loss")

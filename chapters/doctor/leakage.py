@@ -5,8 +5,7 @@ the evaluations' own noise is the robust scale of eval-to-eval differences aroun
 half of the evaluations (:func:`signals.jitter_scale`: the first half still carries the descent, and a val
 loss still falling through the floor is no noise -- :func:`signals.noise_scale` until 2026-12-05, which read
 an LSTM forecaster's leak, 1.49 -> 0.04 against a floor of 0.73, as noise of 0.2 per evaluation). Threshold:
-below the
-floor by more than ``LEAK_UNITS`` (3) x that noise and by at least ``MIN_BELOW`` (8 %) of the floor, for
+below the floor by more than ``LEAK_UNITS`` (3) x that noise and by at least ``MIN_BELOW`` (8 %) of the floor, for
 ``STEADY`` evaluations in a row (half of them, at least two, when fewer than six were made: until 2026-12-03
 all of them, so a ViT evaluated four times, 0.62 -> 0.60 -> 0.55 -> 0.56 against a floor of 0.64 with a
 label stamp on a fifth of its images, was healthy -- its first evaluations were still the descent). A
@@ -30,8 +29,7 @@ Train loss alone is not used: memorising a small training set also goes below th
 overfitting, not leakage). But it must agree (:func:`train_agrees`) -- unless the val loss's last two
 evaluations sit under half the floor, where no validation set's luck reaches (:func:`far_below`): the
 training loss of the same stretch (the second half of the evaluations) has a mean below the floor too, by
-more than its standard error (a
-median until 2026-12-05). Why: the floor bounds the loss on
+more than its standard error (a median until 2026-12-05). Why: the floor bounds the loss on
 *any* fresh sample of the data, and a model that beats it by reading its targets reads them in the training
 batches as well -- in every leak of the benchmark whose val loss went below the floor, the train loss was
 below it too (0.16-0.89 x), and so it was in transformers with dropout 0 / 0.1 / 0.2 (dropout keeps the

@@ -247,10 +247,9 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
     is at least ``FAR_ABOVE`` (1.5) x the floor -- or, for a floor of 0, ``MIN_DROP`` x the untrained
     reference (:func:`signals.reference_level`; a string-reversing GRU on answers shuffled against its
     inputs sat at 2.05 against ln 11 = 2.40, and a floor of 0 was no floor to the rule until 2026-12-05) --,
-    the loss there is calm (per-record
-    noise of the log loss below ``signals.THRASH``) with no downward trend (Mann-Kendall z above
-    -``TREND_Z``, or a trend that closed less than ``GAP_CLOSED`` of the gap to the floor:
-    :func:`closed_the_gap`), and the validation loss (at least ``MIN_EVALS`` evaluations) ends that far
+    the loss there is calm (per-record noise of the log loss below ``signals.THRASH``) with no downward
+    trend (Mann-Kendall z above -``TREND_Z``, or a trend that closed less than ``GAP_CLOSED`` of the gap to
+    the floor: :func:`closed_the_gap`), and the validation loss (at least ``MIN_EVALS`` evaluations) ends that far
     above the floor too with no downward trend after its first quarter (or one that closed less than
     ``GAP_CLOSED`` of its gap: a fixed validation set has no batch noise, so a dead network's creeping output
     bias -- 1.0588 -> 1.0578 in perfect order against a floor of 0.28 -- is significant, and nothing); else None.
