@@ -2589,3 +2589,33 @@ def test_a_thrashing_run_whose_rate_was_ramped_until_it_blew_up_diverged(tmp_pat
     val = math.log(3) * np.exp(rng.normal(0, 0.15, 7))
     rows = sorted(rows + evals(val, every=100), key=lambda r: r["step"])
     assert labels(write_log(tmp_path, rows))[:1] == [want]
+
+
+@pytest.mark.parametrize("groups, vanishing", [
+    ({"encoder": 0.3, "bottleneck": 3e-4, "decoder": 0.9, "head": 1.0}, False),  # a U-Net's bypassed bottleneck
+    ({"encoder": 1e-5, "bottleneck": 3e-4, "decoder": 0.9, "head": 1.0}, True),  # the chain fades to the input
+    ({"input": 3e-4, "hidden": 0.3, "head": 1.0}, True),  # starved at the end of the log: maybe the input's
+])
+def test_one_starved_group_with_well_fed_groups_on_both_sides_is_bypassed_not_vanishing(tmp_path, groups, vanishing):
+    # Five healthy outside U-Nets: the bottleneck at 2e-4..7e-4 of the head's norm, the encoder before it at
+    # 0.1-1 -- the skip connections carry the gradient around it. A vanishing chain starves every group on
+    # its way to the input, so a well-fed group on the far side of the weakest one says "a path around it".
+    rng = np.random.default_rng(205)
+    count = 100
+    loss = learning_curve(count, rng, start=math.log(4), end=0.3)
+    norms = {f"grad_norm/{name}": share * np.exp(rng.normal(0, 0.1, count)) for name, share in groups.items()}
+    rows = records(loss, grad_norm=np.full(count, 1.2), **norms)
+    assert ("vanishing_gradients" in labels(write_log(tmp_path, rows, start={"num_classes": 4}))) == vanishing
+
+
+@pytest.mark.parametrize("late, want", [(6.5, []), (35.0, ["grad_explosion"])])
+def test_a_norm_that_woke_up_in_warmup_is_judged_from_its_working_level(tmp_path, late, want):
+    # A mixture density network under warmup: its norm 0.55 in the first records, then 2-7 for the rest,
+    # its last fifth swinging up past ten times those first records. Awake long before, it did not wake up
+    # there; measured from where it worked (about 3.5) it did not explode either. Ten times that level did.
+    rng = np.random.default_rng(206)
+    count = 60
+    t = np.arange(count)
+    norm = np.where(t < 3, 0.55, np.where(t < 47, 3.5, late)) * np.exp(rng.normal(0, 0.2, count))
+    loss = learning_curve(count, rng, start=1.0, end=0.7, noise=0.02)
+    assert labels(write_log(tmp_path, records(loss, grad_norm=norm)))[:1] == want

@@ -129,6 +129,8 @@ def _explosion(run) -> list[Finding]:
         smoothed = smooth(norms, 3)  # one record is no peak
         under_spike = float(smoothed.max()) < SPIKE * base
         climb = climb_start(smoothed, step)  # where the norm's climb through EXPLODE x began
+        if _within_its_working_level(norms, climb, explode, spike_at):
+            continue  # awake before the climb, and the climb no bigger than the swings of that level
         if _woke_up(run, norms, step, climb, base) and (under_spike or _burst_carried_by_the_loss(run, norms, base)):
             continue  # grew from a tiny start to a level it keeps while the loss kept falling (_woke_up)
             # -- a hundredfold over three records is a spike, not a wake-up, unless the loss carried it
@@ -275,7 +277,8 @@ def _vanishing(run) -> list[Finding]:
     # fifth record on, left four (an outside PointNet, 2026-12-04: called a plateau until then).
     enough = len(ratio) >= 5 or 3 <= len(ratio) == len(table)
     if enough and float(ratio.median()) < limit and not _blew_up_by(run, ratio.index[-1]) and \
-            not _normal_share_at_times(ratio, limit) and _starving_the_run(run, float(ratio.median()), prefix):
+            not _normal_share_at_times(ratio, limit) and _starving_the_run(run, float(ratio.median()), prefix) and \
+            not (prefix == "grad_norm" and _bypassed(table.loc[ratio.index], limit)):
         medians = table.median()
         weakest = medians.idxmin()
         strongest = medians.idxmax() if yardstick == "max" else "the median group"
@@ -307,6 +310,27 @@ def _starving_the_run(run, share: float, prefix: str) -> bool:
         return True
     best = float(smooth(loss, window_for(len(loss))).min())
     return not learned(loss, reference_level(run, loss), best)
+
+
+def _bypassed(early: pd.DataFrame, limit: float) -> bool:
+    """Is the starved group one the gradient goes around: the only group whose share of the largest group's
+    gradient norm (median over the ``early`` records) is below ``limit``, with groups above it logged on
+    both sides of it -- neither the first nor the last group of the log that has a gradient at all?
+
+    Why: gradients vanish along a chain. Each saturating layer passes on a fraction of what it got, so the
+    shares fall by a steady factor layer after layer towards the input -- in every vanishing run of sixteen
+    outside sets with more than two groups, every group between the weakest and the input was starved too
+    (a sigmoid stack logged as embed, block0..block9, head: 5e-18, 2e-16, ... 4e-01, 1). One starved group
+    with well-fed groups on both sides of it has a path around it that carries the gradient on to the
+    groups beyond: a U-Net's bottleneck beside its skip connections (2e-4 to 7e-4 of the head's norm while
+    the encoder before it gets 0.1-1: five healthy outside U-Nets were ``vanishing_gradients`` until
+    2026-12-06), a recommender's matrix-factorisation branch beside its MLP tower. Logs list their groups in
+    the order the model builds them (``named_parameters``), input to output, so "both sides" means "the
+    input side too", whichever end the input is at; a group first or last in the log may be the input's own,
+    and stays judged."""
+    shares = early.div(early.max(axis=1), axis=0).median().dropna()  # a group with no gradient has no place
+    starved = np.flatnonzero((shares < limit).to_numpy())
+    return len(starved) == 1 and 0 < starved[0] < len(shares) - 1
 
 
 def _normal_share_at_times(ratio: pd.Series, limit: float) -> bool:
@@ -441,6 +465,29 @@ def _awake_before(norms: pd.Series, climb: int) -> bool:
     half = len(before) // 2
     return len(before) >= AWAKE_RECORDS and \
         float(before.iloc[half:].median()) < SETTLED * float(before.iloc[:half].median())
+
+
+def _within_its_working_level(norms: pd.Series, climb: int, explode: float, spike_at: float) -> bool:
+    """Was the norm awake before its ``climb`` began (:func:`_awake_before`), and from that working level
+    -- the median of the second half of the records before ``climb`` -- does it never rise ``explode`` x
+    (rolling median of 3, two records running) nor ``spike_at`` x at one record?
+
+    Why: the baseline is the norm's first records, and a norm that wakes up in its first tenth of the run --
+    a warmup that lifts the learning rate, a head whose weights grow from zero, a likelihood loss whose
+    gradients grow as the predicted spread shrinks -- then works at a level 5-10 x that baseline, and its
+    ordinary swings cross 10 x it now and then (an outside mixture density network under warmup and linear
+    decay: baseline 0.55, working at 2-7 from its fourth record, its last fifth at 5.5 -- ``grad_explosion``
+    until 2026-12-06). Such a norm was awake, so it did not wake up (:func:`_woke_up` rightly declines), and
+    measured from where it worked it did not explode either.
+    Gradients that explode leave their working level by the same factors as from a first record: a
+    ``zero_grad()`` dropped mid-run took a norm from 0.25, where it had sat for fifteen records, to 25."""
+    before = norms[norms.index < climb]
+    if not _awake_before(norms, climb):
+        return False
+    level = float(before.iloc[len(before) // 2:].median())
+    after = norms[norms.index >= climb]
+    sustained = first_sustained(smooth(after, 3) >= explode * level, 2)
+    return sustained is None and not bool((after >= spike_at * level).any())
 
 
 def _escaping_a_plateau(run, step: int) -> bool:
