@@ -2619,3 +2619,35 @@ def test_a_norm_that_woke_up_in_warmup_is_judged_from_its_working_level(tmp_path
     norm = np.where(t < 3, 0.55, np.where(t < 47, 3.5, late)) * np.exp(rng.normal(0, 0.2, count))
     loss = learning_curve(count, rng, start=1.0, end=0.7, noise=0.02)
     assert labels(write_log(tmp_path, records(loss, grad_norm=norm)))[:1] == want
+
+
+@pytest.mark.parametrize("train_falls, want", [(True, []), (False, ["oscillation"])])
+def test_a_val_loss_on_random_batches_jumping_beside_a_train_loss_that_came_down_is_no_oscillation(tmp_path,
+                                                                                                  train_falls, want):
+    # A point-cloud classifier at batch 3: its train loss went 1.60 -> 1.40 in steady steps while its
+    # validation loss, a few random batches each time, jumped between 1.38 and 1.62. The model got
+    # somewhere; the jumps are the measurement's. The same val beside a train loss that stays put is thrashing.
+    rng = np.random.default_rng(207)
+    count = 300
+    level = np.linspace(1.60, 1.40, count) if train_falls else np.full(count, 1.55)
+    loss = level * np.exp(rng.normal(0, 0.04, count))
+    rows = records(loss)
+    val = np.tile([1.58, 1.39, 1.60, 1.38, 1.57], 4)
+    for i, value in enumerate(val):
+        rows.append({"step": (i + 1) * 150, "epoch": 0, "val_loss": float(value), "timestamp": 1.7e9 + i})
+    rows.sort(key=lambda r: r["step"])
+    found = labels(write_log(tmp_path, rows, start={"num_classes": 5}))
+    assert found[:1] == want
+
+
+@pytest.mark.parametrize("groups, want", [(True, []), (False, ["frozen_parameters"])])
+def test_counts_of_fixed_parameters_are_read_only_when_the_log_watches_no_groups(tmp_path, groups, want):
+    # An outside contrastive model declared 17 % of itself not trainable in every run, healthy ones too: a
+    # projection fixed by design. Its logged groups all moved. Without groups the counts are all there is.
+    rng = np.random.default_rng(208)
+    count = 100
+    loss = learning_curve(count, rng, start=math.log(8), end=0.7)
+    columns = {"update_ratio/encoder": 1e-3 * rng.uniform(0.5, 1.5, count),
+               "update_ratio/probe": 2e-3 * rng.uniform(0.5, 1.5, count)} if groups else {}
+    start = {"num_classes": 8, "total_params": 35752, "trainable_params": 29512}
+    assert labels(write_log(tmp_path, records(loss, **columns), start=start)) == want

@@ -280,7 +280,8 @@ def val_thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
     swing, trend = noise_scale(late), signals.trend_z(late)
     level = float(np.exp(late.median()))
     if swing < signals.THRASH or trend <= -TREND_Z or (level < STUCK * reference and
-                                                   not wild_and_stuck(run, loss, reference)):
+                                                   not wild_and_stuck(run, loss, reference)) or \
+            train_learned_beside(loss, level, reference):
         return []
     return [Finding("oscillation", confidence(0.6, swing / signals.THRASH), int(late.index[0]),
                     f"over the second half of the evaluations the validation loss jumps by about "
@@ -288,6 +289,27 @@ def val_thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
                     f"z = {trend:+.1f}), its median {level:.4g} is {level / reference:.0%} of an untrained model's "
                     f"{reference:.4g}: the weights move a lot and get nowhere",
                     fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
+
+
+def train_learned_beside(loss: pd.Series, val_level: float, reference: float) -> bool:
+    """Did the training loss come down -- still trending down over its second half (Mann-Kendall z at most
+    -``TREND_Z``, the 5 % level), its last fifth (median) ``plateau.MIN_DROP`` below the untrained
+    ``reference`` -- with the validation loss's level (``val_level``, the median of its second half) within
+    ``RISE`` x of that last fifth? The second half, as for the validation loss: a run that fell in its first
+    records and then thrashed has a trend over the whole run and none where the thrashing is.
+
+    Why: :func:`val_thrashing` reads "the weights move a lot and get nowhere" off a validation loss that
+    jumps about with no trend. A validation loss measured on a few random batches jumps about by itself; when
+    the training loss beside it went steadily down, to where the validation loss sits, the model did get
+    somewhere, and the jumps are the measurement's (an outside point-cloud classifier at batch 3: train
+    1.60 -> 1.40 in steady steps, val on random batches 1.38-1.62, ``oscillation`` until 2026-12-06). A
+    model whose steps overshoot cannot carry the training loss down a trend; one that fits each batch and is
+    thrown off by the next (a linear classifier far above its learning rate: train near 0) leaves the
+    validation loss far above the training loss, beyond ``RISE`` x."""
+    positive = loss[loss > 0]
+    end = float(tail(positive, 0.2).median())
+    return signals.trend_z(np.log(positive.iloc[len(positive) // 2:])) <= -TREND_Z and \
+        end <= (1 - MIN_DROP) * reference and val_level <= RISE * end
 
 
 def wild_and_stuck(run, loss: pd.Series, reference: float) -> bool:
