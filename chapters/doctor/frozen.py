@@ -11,9 +11,12 @@ Without per-group keys: ``trainable_params < total_params`` in ``run_start`` by 
 (0.1 %) of the parameters -- weaker evidence, since freezing is sometimes intended (fine-tuning), and
 read only from a log without per-group keys: when the log watches its groups and every one of them moves,
 the parameters the counts call fixed sit outside what it watched -- a projection fixed by design, in an
-outside contrastive model whose healthy runs all declared 17 % of the model not trainable (six false
-alarms and five plateaus and blow-ups named ``frozen_parameters`` first until 2026-12-06; every frozen run
-of eighteen outside sets with per-group keys was found by its groups). Why it
+outside contrastive model whose runs all declared 17 % of the model not trainable (``frozen_parameters`` on
+five healthy runs, the only finding on three, and first on five faulty ones until 2026-12-06). The cost: a
+freeze inside a group whose other parameters train -- an outside seq2seq transformer's token embedding left
+out of the optimizer, logged in one ``emb`` group with the trained position embeddings, which the counts had
+found (and one its author marked ambiguous); every other frozen run of twenty outside sets with per-group
+keys was found by its groups. Why it
 matters: a frozen token embedding (``requires_grad=False``, a forgotten freeze from fine-tuning code, or
 parameters left out of the optimizer's groups) still trains "a bit" through the other layers, so the loss
 curve alone only looks slow; the update ratio shows 0 at once.
