@@ -2651,3 +2651,26 @@ def test_counts_of_fixed_parameters_are_read_only_when_the_log_watches_no_groups
                "update_ratio/probe": 2e-3 * rng.uniform(0.5, 1.5, count)} if groups else {}
     start = {"num_classes": 8, "total_params": 35752, "trainable_params": 29512}
     assert labels(write_log(tmp_path, records(loss, **columns), start=start)) == want
+
+
+@pytest.mark.parametrize("schedule, stopped", [("zero_at_30", True), ("times_1e-4", True),
+                                               ("cosine_to_zero", False), ("three_step_decays", False)])
+def test_a_learning_rate_gone_to_zero_for_the_rest_of_the_run_is_a_plateau(tmp_path, schedule, stopped):
+    # A scheduler set the rate to 0 at step 270 of 1,600 and the loss sat at 2.27 for the rest of the run; it
+    # had learned before, so the never-learned test called it healthy (an outside set, 2026-12-06). A cosine
+    # schedule reaches 0 at its last record or two, and three tenfold decays stop at 1e-3 of the peak: healthy.
+    rng = np.random.default_rng(101)
+    count = 80
+    t = np.arange(count) / count
+    lr = {"zero_at_30": np.where(np.arange(count) < 30, 0.03, 0.0),
+          "times_1e-4": np.where(np.arange(count) < 30, 0.03, 3e-6),
+          "cosine_to_zero": 0.03 * 0.5 * (1 + np.cos(np.pi * np.minimum(1, t * count / (count - 2)))),
+          "three_step_decays": 0.03 * 0.1 ** np.floor(t * 4)}[schedule]
+    # The loss falls while the rate works, by how much of it there is, and stands still once it is gone.
+    progress = np.cumsum(lr / lr.max()) / 30
+    loss = (1.0 + 1.3 * np.exp(-progress)) * np.exp(rng.normal(0, 0.02, count))
+    rows = records(loss)
+    for row, rate in zip(rows, lr):
+        row["lr"] = float(rate)
+    found = labels(write_log(tmp_path, rows, start={"num_classes": 10}))
+    assert ("loss_plateau" in found[:1]) == stopped

@@ -58,7 +58,8 @@ import pandas as pd
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.reference import declared, rise_limit
-from chapters.doctor.schedule import lr_ever_raised, lr_raised, lr_ramped, lr_restored, positive_lr
+from chapters.doctor.schedule import (STOPPED, lr_ever_raised, lr_raised, lr_ramped, lr_restored, lr_stopped,
+                                      positive_lr)
 from chapters.doctor.signals import (TREND_Z, blew_up, first_sustained, jitter_scale, noise_scale,
                                      reference_level, smooth, tail, window_for)
 
@@ -117,6 +118,9 @@ def check(run) -> list[Finding]:
         step, score, evidence = died
         return [Finding("loss_plateau", score, step, evidence, fix=DEAD_FIX, experiment=DEAD_EXPERIMENT,
                         lesson=LESSON)]
+    stopped = learning_rate_gone(run, loss)
+    if stopped is not None:
+        return [stopped]
     best = float(smooth(loss, window_for(len(loss))).min())
     floor = run.info("loss_floor")
     starts_late = loss.index[0] > LATE_START
@@ -163,6 +167,39 @@ def check(run) -> list[Finding]:
                     fix=FIX,
                     experiment="overfit one batch: 100 steps on a single batch must drive its loss near 0",
                     lesson=LESSON)]
+
+
+def learning_rate_gone(run, loss: pd.Series) -> Finding | None:
+    """The run stopped learning where its learning rate went to almost nothing and stayed there
+    (:func:`schedule.lr_stopped`), and the train loss has not come down since: over the records from there
+    (``MIN_RECORDS`` or more), the median of the last quarter is not ``STILL_FALLING`` (5 %) below that of
+    the first -- and, with a declared floor, not at it (a run at its floor had nothing left to learn).
+
+    Why a finding of its own: the never-learned test measures the whole run, and a run that learned for a
+    while before its rate reached 0 did learn (an outside MLP whose scheduler set the rate to 0 at step 270
+    of 1,600: healthy until 2026-12-06). The logged rate names the cause, so the confidence is high."""
+    stopped = lr_stopped(run)
+    if stopped is None:
+        return None
+    step, level, peak = stopped
+    after = loss[loss.index >= step]
+    if len(after) < MIN_RECORDS:
+        return None
+    quarter = max(2, len(after) // 4)
+    first, last = float(after.iloc[:quarter].median()), float(after.iloc[-quarter:].median())
+    floor = run.info("loss_floor")
+    if last < (1 - STILL_FALLING) * first or (floor is not None and last <= floor * (1 + NEAR_FLOOR) + 0.02):
+        return None
+    share = (loss.index[-1] - step) / max(loss.index[-1] - loss.index[0], 1)
+    return Finding("loss_plateau", 0.8, step,
+                   f"the learning rate fell to {level:.3g} -- under {STOPPED:.2%} of its peak {peak:.3g} -- at step "
+                   f"{step} and stayed there for the last {share:.0%} of the run; the train loss has not come down "
+                   f"since ({first:.4g} -> {last:.4g}): with no step size, no gradient can move the weights",
+                   fix="find what set the learning rate to ~0: a scheduler told fewer total steps than the run "
+                       "(num_training_steps, T_max, total_iters), a decay factor applied twice, a unit mix-up",
+                   experiment="print optimizer.param_groups[0]['lr'] every few steps around step "
+                              f"{step} and compare it with the schedule you meant",
+                   lesson=LESSON)
 
 
 def gradient_gone(run) -> float | None:

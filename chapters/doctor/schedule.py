@@ -23,6 +23,11 @@ import numpy as np
 import pandas as pd
 
 LR_JUMP = 3.0
+# A learning rate under this share of its peak moves no weight measurably. Three tenfold step decays (1e-3 of
+# the peak, the deepest common recipes anneal to) stay above it; a factor of 1e-4 slipped in, or a schedule
+# that reached 0 early, fall below it.
+STOPPED = 5e-4
+STOPPED_SHARE = 0.25  # ... over at least this share of the logged steps, to the end of the log
 
 
 def positive_lr(run) -> pd.Series:
@@ -88,6 +93,31 @@ def lr_ramp(run, step) -> float:
     if len(lr) < 5 or upto.empty:
         return 0.0
     return float(upto.iloc[-1]) / float(lr.iloc[:max(1, len(lr) // 5)].median())
+
+
+def lr_stopped(run) -> tuple[int, float, float] | None:
+    """(step, level, peak): from ``step`` to the end of the log the learning rate stayed under ``STOPPED`` of
+    its peak, over ``STOPPED_SHARE`` or more of the logged steps (and 3 records or more); ``level`` is its
+    last value. None otherwise, and without ``lr``.
+
+    Why: an optimizer step is the learning rate times a direction, so a rate of 0 leaves every weight where
+    it is, whatever the gradients say. It happens for real: a linear or cosine schedule told a total number
+    of steps shorter than the run (``num_training_steps``, ``T_max``) reaches 0 early and stays there; a
+    unit mix-up multiplies the rate by 1e-4. The loss then sits where the rate left it. A healthy schedule
+    that anneals to 0 does so at its last record or two (1-7 % of the outside runs' records), and the
+    deepest common step schedule ends at 1e-3 of its peak."""
+    lr = run.curve("lr")
+    if len(lr) < 8 or not float(lr.max()) > 0:
+        return None
+    peak = float(lr.max())
+    low = (lr < STOPPED * peak).to_numpy()
+    stretch = int(np.argmin(low[::-1]))  # low records at the end of the log (the peak itself is not low)
+    if stretch < 3:
+        return None
+    step = lr.index[len(lr) - stretch]
+    if lr.index[-1] - step < STOPPED_SHARE * (lr.index[-1] - lr.index[0]):
+        return None
+    return int(step), float(lr.iloc[-1]), peak
 
 
 def lr_restored(run, step) -> bool:
