@@ -2674,3 +2674,51 @@ def test_a_learning_rate_gone_to_zero_for_the_rest_of_the_run_is_a_plateau(tmp_p
         row["lr"] = float(rate)
     found = labels(write_log(tmp_path, rows, start={"num_classes": 10}))
     assert ("loss_plateau" in found[:1]) == stopped
+
+
+@pytest.mark.parametrize("after, diverged", [(0, False), (40, True)])
+def test_a_jump_in_the_last_records_of_a_log_has_no_end_to_judge(tmp_path, after, diverged):
+    # A distilled student at batch 2 spiked over its last 8 of 160 records, coming down again in the last
+    # few: "thrown out and never got back" was read off the spike itself, whose stretch reached the end of the
+    # log (an outside set, 2026-12-06). With 40 records after the spike, all still up, it stayed.
+    rng = np.random.default_rng(102)
+    spike = np.array([1.5, 2.0, 2.4, 1.4, 2.2, 0.9, 1.2, 0.6])
+    loss = np.concatenate([learning_curve(200, rng, start=2.3, end=0.1, noise=0.03), spike,
+                           1.5 * np.exp(rng.normal(0, 0.03, after))])
+    found = labels(write_log(tmp_path, records(loss), start={"num_classes": 10}))
+    assert ("divergence" in found) == diverged
+
+
+@pytest.mark.parametrize("val_end, diverged", [(0.6, False), (1.45, True)])
+def test_a_train_loss_above_ln_k_beside_a_val_loss_far_below_it_is_no_divergence(tmp_path, val_end, diverged):
+    # A distilled student's train loss is a temperature-scaled KL plus the cross-entropy: thrown to 162 at its
+    # first record, it came down to 2-3 and never under 1.5 x ln 4, while its validation cross-entropy fell to
+    # 0.5-1.0 -- it learned (an outside set, 2026-12-06: divergence until then). A val loss that stays at
+    # ln 4 beside the same train loss is the model thrown out that divergence names.
+    rng = np.random.default_rng(103)
+    loss = np.concatenate([[162.0], 2.5 * np.exp(rng.normal(0, 0.05, 79))])
+    rows = records(loss)
+    for index, value in enumerate(np.linspace(1.5, val_end, 16)):
+        rows.append({"step": 50 * (index + 1), "val_loss": float(value * np.exp(rng.normal(0, 0.02)))})
+    found = labels(write_log(tmp_path, sorted(rows, key=lambda row: row["step"]), start={"num_classes": 4}))
+    assert ("divergence" in found) == diverged
+
+
+@pytest.mark.parametrize("val_end, frozen", [(0.6, True), (1.4, False)])
+def test_a_frozen_group_beside_a_train_loss_that_is_no_cross_entropy_is_found(tmp_path, val_end, frozen):
+    # requires_grad=False on a distilled student's first layer: its gradient and update are exactly 0 while
+    # the other groups move. The train loss (KL + cross-entropy, 4.6 -> 1.8) never got under ln 4, so the
+    # run "learned nothing" and the zero group read as dead units; its val cross-entropy fell to 0.6 (an
+    # outside set, 2026-12-06: healthy until then). With the val loss at ln 4 too, the units are dead.
+    rng = np.random.default_rng(104)
+    loss = learning_curve(60, rng, start=4.6, end=1.8, noise=0.03)
+    rows = records(loss)
+    for row in rows:
+        for group in ("layers0", "layers1", "head"):
+            moving = group != "layers0"
+            row[f"grad_norm/{group}"] = float(0.5 * np.exp(rng.normal(0, 0.2))) if moving else 0.0
+            row[f"update_ratio/{group}"] = float(0.005 * np.exp(rng.normal(0, 0.2))) if moving else 0.0
+    for index, value in enumerate(np.linspace(1.3, val_end, 12)):
+        rows.append({"step": 50 * (index + 1), "val_loss": float(value)})
+    found = labels(write_log(tmp_path, sorted(rows, key=lambda row: row["step"]), start={"num_classes": 4}))
+    assert ("frozen_parameters" in found[:1]) == frozen

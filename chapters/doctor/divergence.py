@@ -85,7 +85,7 @@ def check(run) -> list[Finding]:
         # loss_plateau report those
     if exploded is not None and straight_to_nan(run, loss, exploded, sustained):
         return []  # a blow-up that overflowed at once: nan_loss reports it, with the LR jump that caused it
-    if exploded is not None:
+    if exploded is not None and not learned_on_val(run, exploded, start):
         peak = float(loss.max())
         return [_finding(run, smoothed, exploded, window, confidence(0.7, peak / (signals.BLOWUP * start)),
                          f"train loss hit {peak:.4g} at step {int(loss.idxmax())}, x{peak / start:.0f} what an "
@@ -94,6 +94,8 @@ def check(run) -> list[Finding]:
     step = first_sustained(smoothed >= limit, sustained)
     if step == loss.index[0] and started_there(run, loss, smoothed, start, limit):
         step = None
+    if step is not None and learned_on_val(run, step, start):
+        step = None  # the train loss stays up, but the model it trains scores far below ln K: see learned_on_val
     if step is not None and (lr_jump(run, climb_start(smoothed, step), window, step) >= LR_JUMP
                              or not fell_back(loss, smoothed, start)):
         peak = float(smoothed.max())
@@ -137,6 +139,25 @@ def check(run) -> list[Finding]:
                          f"train loss fell to {best:.4g}, then climbed back to {end:.4g} (start {start:.4g}) "
                          f"from step {step} and stayed there")]
     return []
+
+
+def learned_on_val(run, step: int, start: float) -> bool:
+    """With ln K declared (``start``), do the evaluations from ``step`` on (3 or more) have a median at least
+    ``MIN_DROP`` below it -- the model the train loss comes from scores far better than a model that knows
+    nothing?
+
+    Why: "above the untrained level and never back below it" reads the train loss against ln K, and a train
+    loss need not be the cross-entropy ln K prices. A distilled student's is a temperature-scaled KL plus the
+    cross-entropy: 4.6 untrained, 2-3 when it has learned -- never under 1.5 x ln 4 -- while its validation
+    cross-entropy falls from 1.5 to 0.5-1.0 (an outside set, 2026-12-06: a student at RMSprop 0.03, batch 2,
+    thrown to 162 at its first record, was ``divergence`` until then; its val loss jumping about is
+    ``oscillation``'s). A model thrown out of its basin scores badly on any data, the fixed validation set
+    included."""
+    if not declared(run):
+        return False
+    val = signals.val_losses(run)
+    val = val[val.index >= step]
+    return len(val) >= 3 and float(val.median()) <= (1 - MIN_DROP) * start
 
 
 def started_there(run, loss, smoothed, start: float, limit: float) -> bool:
@@ -248,8 +269,8 @@ def jumped_back(loss, start) -> tuple[int, float, float, float] | None:
     on gave back at least ``GAVE_BACK`` of what the run had learned by then (on a log scale, from the
     rolling median of the window of records before it to ``start``; only for a run that had learned by then,
     as :func:`plateau.relapse` asks: below :func:`plateau.learning_mark`) -- and the median of the last
-    ``max(3, 5 %)`` records still holds at least ``KEPT_BACK`` of that loss. Returns (step, level before,
-    level after, level at the end) or None.
+    ``max(3, 5 %)`` records -- a stretch after the jump's own, not overlapping it -- still holds at least
+    ``KEPT_BACK`` of that loss. Returns (step, level before, level after, level at the end) or None.
 
     Why: :func:`thrown_back` reads the same jump off a logged learning rate, and :func:`plateau.relapse` a
     run that gave it all back to the end; a learning rate raised in a log that does not record it throws the
@@ -258,8 +279,11 @@ def jumped_back(loss, start) -> tuple[int, float, float, float] | None:
     2.4 (outside sets, 2026-12-05: all ``healthy`` until then). Healthy runs do not jump back that far at
     once: none of the 1,400 healthy logs of 52 outside sets and the project's families has such a record
     (warm restarts gave back at most 66 % in the benchmark). The end keeps out a bounce that fell back,
-    which is ``oscillation``'s, and a spike the run shrugged off. Confidence 0.6: a dead network's
-    (``loss_plateau``) or sorted data's (``no_shuffle``) jumps are claimed by those rules first."""
+    which is ``oscillation``'s, and a spike the run shrugged off; a jump in the last tenth of the log has no
+    end of its own to judge, and is left alone (a distilled student whose batch-2 loss spiked over its last 8
+    of 160 records, its last val loss back at its usual level: ``divergence`` until 2026-12-06). Confidence
+    0.6: a dead network's (``loss_plateau``) or sorted data's (``no_shuffle``) jumps are claimed by those
+    rules first."""
     window, stretch = window_for(len(loss)), max(3, len(loss) // 20)
     if len(loss) < window + stretch:
         return None
@@ -270,6 +294,8 @@ def jumped_back(loss, start) -> tuple[int, float, float, float] | None:
     if len(hits) == 0:
         return None
     step = hits[0]
+    if len(loss.loc[step:]) < 2 * stretch:
+        return None  # the jump's own stretch reaches the end: nothing after it says whether it stayed
     level, back = float(before.loc[step]), float(after.loc[step])
     end = float(loss.iloc[-stretch:].median())  # the same stretch, at the end
     if math.log(end / level) < KEPT_BACK * math.log(start / level):
