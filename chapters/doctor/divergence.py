@@ -126,7 +126,7 @@ def check(run) -> list[Finding]:
                         "the learning rate is the cause", caused_by="lr", fix=FIX, experiment=EXPERIMENT,
                         lesson=LESSON)]
     jumped = jumped_back(loss, start)
-    if jumped is not None:
+    if jumped is not None and not val_unmoved(run, jumped[0]):
         step, level, back, end = jumped
         return [_finding(run, smoothed, step, window, 0.6,
                          f"from step {step} the train loss jumped from {level:.4g} to {back:.4g} (start "
@@ -301,6 +301,22 @@ def jumped_back(loss, start) -> tuple[int, float, float, float] | None:
     if math.log(end / level) < KEPT_BACK * math.log(start / level):
         return None  # came back down: a bounce (oscillation) or a spike the run shrugged off
     return int(step), level, back, end
+
+
+def val_unmoved(run, step: int) -> bool:
+    """Did the validation loss stay where it was across ``step``: the median of the evaluations after it (2 or
+    more) at most ``1 + MIN_DROP`` x the median of the last 3 before it (2 or more)?
+
+    Why: a run thrown out of the valley it had found is worse on any data -- its fixed validation set
+    included. When the training loss jumps and the validation loss beside it does not, the jump is in how
+    the training loss was measured: a triplet loss at batch 4 is exactly 0 on a third of its batches and
+    anywhere in 0.01-2 on the rest, and the median of its non-zero records tripled over one stretch while
+    the validation loss held at 0.37-0.45 (an outside set, 2026-12-06: ``divergence`` until then)."""
+    val = signals.val_losses(run)
+    before, after = val[val.index < step].iloc[-3:], val[val.index > step]
+    if len(before) < 2 or len(after) < 2:
+        return False
+    return float(after.median()) <= (1 + MIN_DROP) * float(before.median())
 
 
 def ramped_into(run, exploded) -> bool:
