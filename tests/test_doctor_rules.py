@@ -2759,3 +2759,19 @@ def test_a_train_loss_that_jumps_beside_a_val_loss_that_does_not_is_no_divergenc
         rows.append({"step": step, "val_loss": float(level * np.exp(rng.normal(0, 0.02)))})
     found = labels(write_log(tmp_path, sorted(rows, key=lambda row: row["step"]), start={"num_classes": 10}))
     assert ("divergence" in found[:1]) == diverged
+
+
+@pytest.mark.parametrize("train_end, memorised", [(0.04, True), (1.5, False)])
+def test_a_train_loss_near_zero_that_wiggles_up_beside_a_soaring_val_loss_is_overfitting(tmp_path, train_end,
+                                                                                          memorised):
+    # A triplet network on 48 training points: its train loss at 0.006 when the val loss was lowest, 0.04 at
+    # the end (exactly 0 on many batches), while the val loss climbed 1.1 -> 8.9 -- "train rose too", by 600 %
+    # of its own level, and healthy (an outside set, 2026-12-06). A train loss back up at 1.5 rose with it.
+    rng = np.random.default_rng(107)
+    loss = np.concatenate([learning_curve(10, rng, start=1.0, end=0.006, noise=0.05),
+                           np.geomspace(0.006, train_end, 50) * np.exp(rng.normal(0, 0.1, 50))])
+    rows = records(loss)
+    for index, value in enumerate(np.concatenate([[1.2, 1.1, 1.1, 1.15], np.geomspace(1.2, 8.9, 8)])):
+        rows.append({"step": 50 * (index + 1), "val_loss": float(value * np.exp(rng.normal(0, 0.02)))})
+    found = labels(write_log(tmp_path, sorted(rows, key=lambda row: row["step"]), start={"num_classes": 8}))
+    assert ("overfitting" in found[:1]) == memorised

@@ -108,8 +108,12 @@ def _turned_up(run, val) -> list[Finding]:
         between = between[between.index >= best_step]
         excess = between - between.cummin()
         climb = float(excess.max()) if len(between) else 0.0
-        if end > at_best + 0.02 * abs(at_best) or (climb > (RISE - 1) * learned_span(run, train, between) and not
-                                                   _climb_came_after(val, best_step, between, excess, noise)):
+        # Train "rose too" by 2 % of its level and by a tenth of the val loss's rise in nats: a loss near 0
+        # moves by more than 2 % of itself on nothing (a triplet loss at 0.006 -> 0.04, exactly 0 on many
+        # batches, beside a val loss 1.1 -> 8.9: an outside set, 2026-12-06, healthy until then).
+        rose = end > at_best + max(0.02 * abs(at_best), MIN_DROP * (late - best))
+        if rose or (climb > (RISE - 1) * learned_span(run, train, between) and not
+                    _climb_came_after(val, best_step, between, excess, noise)):
             return []  # train rose too: that is divergence, not overfitting
         if (end >= at_best or climbing) and late < NO_GAP * end:
             return []  # no gap opened: nothing memorised (a network gone dead; dropout on the train batches alone)
@@ -118,7 +122,7 @@ def _turned_up(run, val) -> list[Finding]:
         if late - best < NEGLIGIBLE * reference_level(run, train):
             return []  # a rise of a few thousandths of a nat: a near-perfect model a hair less sure (negligible)
         # A train loss of exactly 0 (float32 rounds a confident model's loss to 0) has no percentage to fall by.
-        evidence += f" while train fell {1 - end / at_best:.0%} to {end:.3g}" if at_best > 0 and end >= 0 else \
+        evidence += f" while train fell {1 - end / at_best:.0%} to {end:.3g}" if 0 <= end <= at_best else \
             f" while train went from {at_best:.3g} to {end:.3g}"
         if end > 1e-3:
             evidence += f" (val/train gap x{late / end:.1f})"
