@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from chapters.doctor import (divergence, frozen, gpu_utilisation, gradients, leakage, log_density, memory, nan,
-                             no_shuffle, oom, oscillation, overfitting, plateau, throughput, unpriced)
+                             no_shuffle, oom, oscillation, overfitting, plateau, throughput)
 from chapters.doctor.findings import Diagnosis, Finding
 from chapters.records.runlog import RunLog
 
@@ -91,6 +91,5 @@ def diagnose_run(run: RunLog) -> Diagnosis:
     # numpy's overflow warnings would only print noise beside the report.
     with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
         run = log_density.moved(run)  # a loss below zero is read from a baseline (factors need a zero)
-        run = unpriced.unpriced(run)  # a class count whose ln K is not what this loss starts at is no reference
         findings = [finding for rule in RULES for finding in rule.check(run)]
     return Diagnosis(rank(findings), list(run.notes))
