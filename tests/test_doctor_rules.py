@@ -2775,3 +2775,17 @@ def test_teeth_inside_the_epoch_are_sorted_data_not_a_memorising_staircase(tmp_p
     rows += [{"step": 48 * (k + 1), "val_loss": float(0.1 * np.exp(rng.normal(0, 0.01)))} for k in range(10)]
     found = labels(write_log(tmp_path, sorted(rows, key=lambda row: row["step"]), start={"steps_per_epoch": 24}))
     assert ("no_shuffle" in found[:1]) == sorted_data
+
+
+@pytest.mark.parametrize("noise, plateau", [(0.005, True), (0.15, False)])
+def test_a_loss_back_at_ln_k_and_constant_with_a_live_gradient_is_a_plateau(tmp_path, noise, plateau):
+    # A keyword spotter whose labels were shuffled within each batch from step 200: its loss went from 0.02
+    # back to 2.08-2.10 beside ln 8 = 2.079 and sat there, while its gradient norm grew 6-fold chasing each
+    # batch's random labels -- not a dead network's collapse, so divergence (an outside set, 2026-12-06). A
+    # loss thrown about around ln K by +-15 % a record is no constant prediction.
+    rng = np.random.default_rng(109)
+    learned = learning_curve(20, rng, start=2.0, end=0.02, noise=0.05)
+    loss = np.concatenate([learned, math.log(8) * np.exp(rng.normal(0, noise, 50))])
+    norm = np.concatenate([0.1 * np.exp(rng.normal(0, 0.2, 20)), 0.65 * np.exp(rng.normal(0, 0.2, 50))])
+    found = labels(write_log(tmp_path, records(loss, grad_norm=norm), start={"num_classes": 8}))
+    assert ("loss_plateau" in found[:1]) == plateau

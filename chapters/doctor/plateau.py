@@ -71,6 +71,7 @@ GAVE_BACK = 0.8
 DEAD_GRADIENT = 0.5
 FLAT = 0.1  # per-record log-loss noise of a dead network: its batches only differ in their labels
 CONSTANT = 0.02  # ... and at a raised learning rate, where a live network is thrown about (_killed_by_raised_lr)
+AT_UNIFORM = 0.03  # a settled loss this close to ln K, constant, predicts the class prior (_at_uniform)
 GONE = 0.01  # at a raised rate, the gradient norm fell to 1 % of what it was: nothing left alive to throw about
 MOTIONLESS = 1e-3  # per-record log-loss noise: batches scoring the same to 0.1 % (motionless)
 DEAD_CALM = 0.25  # without gradient norms: that noise at most a quarter of the live network's (loss_calmed)
@@ -518,7 +519,30 @@ def dead_network(run, loss: pd.Series, reference: float):
         found = gradients_collapsed(ratio, step, said) or (loss_calmed(loss, step, calm, said) if ratio < 1 else None)
     # A third piece of evidence, for a gradient that grew only because the loss it is measured against did
     # (a network sure of its training batches, loss 0.001, has almost none): the val loss stood still.
-    return found or _stood_still_worse(run, loss, reference)
+    return found or _at_uniform(run, loss, settled, calm, reference, step, said) or \
+        _stood_still_worse(run, loss, reference)
+
+
+def _at_uniform(run, loss: pd.Series, settled: pd.Series, calm: float, reference: float, step: int, said: str):
+    """With ln K declared (``reference``): does the settled loss sit at ln K -- its median within
+    ``AT_UNIFORM`` (3 %) of it -- the same on every batch (per-record noise at most ``CONSTANT``, 2 %), having
+    gone back there without a record blown up to ``signals.BLOWUP`` (10) x ln K on the way (from ``step`` on)?
+
+    Why, whatever the gradient did: a model that scores ln K on every batch predicts the uniform
+    distribution (the class prior) for every input -- it learns nothing from its targets any more. A live
+    network whose labels stopped matching its inputs does that, chasing each batch's random labels with
+    gradients as large as before (an outside keyword spotter whose labels were shuffled within each batch
+    from step 200: 0.02, then 2.08-2.10 beside ln 8 = 2.079 to the end, its gradient norm up 6-fold --
+    ``divergence`` until 2026-12-06; one record of the switch reached 4.4). Why not after a blow-up: a loss
+    thrown far above ln K by an update too large, then sitting at ln K with a gradient larger than before, is
+    the run the authors call ``divergence`` (the update threw it; a gradient that did not collapse says no
+    unit died)."""
+    if not declared(run) or calm > CONSTANT or abs(float(settled.median()) / reference - 1) > AT_UNIFORM or \
+            float(loss.loc[step:].max()) >= signals.BLOWUP * reference:
+        return None
+    return (int(step), 0.8, said + f"the loss sits at ln K ({reference:.4g}) to within {AT_UNIFORM:.0%}, the same on "
+            "every batch: the model predicts the class prior for every input and learns nothing from its targets "
+            "-- its units died, or its labels no longer match its inputs")
 
 
 def _killed_by_raised_lr(run, loss: pd.Series, reference: float, step: int, end: float, calm: float):
