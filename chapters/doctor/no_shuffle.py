@@ -216,10 +216,10 @@ def _memorising(run, loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray, sha
     under shuffled labels: three ``no_shuffle`` false alarms, 0.2-0.33 of their gap).
 
     Why no tooth: forgetting climbs steadily through the epoch, so the shape never falls below an earlier bin
-    of it by more than ``TOOTH`` (half) of its climb. Data sorted by class draws a tooth per class block, up and down within the
-    epoch -- a contrastive encoder on class-sorted batches, 25 steps an epoch, rose through its epoch
-    (Spearman 0.74) in teeth that fell by 0.22 of a 0.40 climb, within half its gap, and was healthy until
-    2026-12-06."""
+    of it by more than ``TOOTH`` (half) of its climb. Data sorted by class draws a tooth per class block, up
+    and down within the epoch -- a contrastive encoder on class-sorted batches, 25 steps an epoch, rose
+    through its epoch (Spearman 0.74) in teeth that fell by 0.22 of a 0.40 climb, within half its gap, and
+    was healthy until 2026-12-06."""
     val = curve(run.evals, "val_loss")
     train = run.curve("train_loss")
     if len(val) < 2 or len(train) < 2 or len(shape.profile) < 4:

@@ -122,7 +122,8 @@ def _turned_up(run, val) -> list[Finding]:
         if late - best < NEGLIGIBLE * reference_level(run, train):
             return []  # a rise of a few thousandths of a nat: a near-perfect model a hair less sure (negligible)
         # A train loss of exactly 0 (float32 rounds a confident model's loss to 0) has no percentage to fall by.
-        evidence += f" while train fell {1 - end / at_best:.0%} to {end:.3g}" if 0 <= end <= at_best and at_best > 0 else \
+        fell = 0 <= end <= at_best and at_best > 0
+        evidence += f" while train fell {1 - end / at_best:.0%} to {end:.3g}" if fell else \
             f" while train went from {at_best:.3g} to {end:.3g}"
         if end > 1e-3:
             evidence += f" (val/train gap x{late / end:.1f})"
