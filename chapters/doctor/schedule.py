@@ -15,6 +15,9 @@ warmup raises it, but a few percent per step. A factor of 3 from one record to t
 mistake -- and a loss that
 jumps at that same record was thrown out by it. The test only *attributes* a change the loss rules found;
 it never raises a finding alone (a warm restart on a healthy run raises the LR too, and nothing follows).
+
+The other way, a learning rate gone to almost nothing (:func:`lr_stopped`) explains a loss that stopped
+moving: ``loss_plateau`` reports it when the loss did stop.
 """
 
 from __future__ import annotations
