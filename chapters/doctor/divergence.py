@@ -53,7 +53,8 @@ import numpy as np
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.oscillation import fell_back, thrashing
-from chapters.doctor.plateau import GAVE_BACK, LIVE_LR, MIN_DROP, dead_network, learning_mark, relapse
+from chapters.doctor.plateau import (GAVE_BACK, LIVE_LR, MIN_DROP, dead_network, learning_mark, relapse,
+                                     val_below_untrained)
 from chapters.doctor.reference import LOW_SHARE, RISE, declared, rise_limit, rose_past_first
 from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump, lr_ramp, positive_lr
 from chapters.doctor.signals import TREND_EVALS, TREND_Z, blew_up, first_sustained, reference_level, smooth, window_for
@@ -85,7 +86,7 @@ def check(run) -> list[Finding]:
         # loss_plateau report those
     if exploded is not None and straight_to_nan(run, loss, exploded, sustained):
         return []  # a blow-up that overflowed at once: nan_loss reports it, with the LR jump that caused it
-    if exploded is not None and not learned_on_val(run, exploded, start):
+    if exploded is not None and not val_below_untrained(run, exploded, start):
         peak = float(loss.max())
         return [_finding(run, smoothed, exploded, window, confidence(0.7, peak / (signals.BLOWUP * start)),
                          f"train loss hit {peak:.4g} at step {int(loss.idxmax())}, x{peak / start:.0f} what an "
@@ -94,8 +95,8 @@ def check(run) -> list[Finding]:
     step = first_sustained(smoothed >= limit, sustained)
     if step == loss.index[0] and started_there(run, loss, smoothed, start, limit):
         step = None
-    if step is not None and learned_on_val(run, step, start):
-        step = None  # the train loss stays up, but the model it trains scores far below ln K: see learned_on_val
+    if step is not None and val_below_untrained(run, step, start):
+        step = None  # the train loss stays up, but its model scores far below ln K: see val_below_untrained
     if step is not None and (lr_jump(run, climb_start(smoothed, step), window, step) >= LR_JUMP
                              or not fell_back(loss, smoothed, start)):
         peak = float(smoothed.max())
@@ -139,25 +140,6 @@ def check(run) -> list[Finding]:
                          f"train loss fell to {best:.4g}, then climbed back to {end:.4g} (start {start:.4g}) "
                          f"from step {step} and stayed there")]
     return []
-
-
-def learned_on_val(run, step: int, start: float) -> bool:
-    """With ln K declared (``start``), do the evaluations from ``step`` on (3 or more) have a median at least
-    ``MIN_DROP`` below it -- the model the train loss comes from scores far better than a model that knows
-    nothing?
-
-    Why: "above the untrained level and never back below it" reads the train loss against ln K, and a train
-    loss need not be the cross-entropy ln K prices. A distilled student's is a temperature-scaled KL plus the
-    cross-entropy: 4.6 untrained, 2-3 when it has learned -- never under 1.5 x ln 4 -- while its validation
-    cross-entropy falls from 1.5 to 0.5-1.0 (an outside set, 2026-12-06: a student at RMSprop 0.03, batch 2,
-    thrown to 162 at its first record, was ``divergence`` until then; its val loss jumping about is
-    ``oscillation``'s). A model thrown out of its basin scores badly on any data, the fixed validation set
-    included."""
-    if not declared(run):
-        return False
-    val = signals.val_losses(run)
-    val = val[val.index >= step]
-    return len(val) >= 3 and float(val.median()) <= (1 - MIN_DROP) * start
 
 
 def started_there(run, loss, smoothed, start: float, limit: float) -> bool:

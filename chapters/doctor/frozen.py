@@ -38,8 +38,7 @@ import pandas as pd
 
 from chapters.doctor.findings import Finding
 from chapters.doctor.gradients import VANISH_RATIO, updates_vanish
-from chapters.doctor.plateau import MIN_DROP
-from chapters.doctor.reference import declared
+from chapters.doctor.plateau import MIN_DROP, val_below_untrained
 from chapters.doctor.signals import group_keys, reference_level, smooth, val_losses, window_for
 
 # "Exactly 0": a frozen group's gradient is None (logged 0) and its update is 0. Anything float32 can still
@@ -154,20 +153,15 @@ def _loss_carried_on(run, row) -> bool:
 def _learned_nothing(run) -> bool:
     """Did the training loss (rolling median) never get ``MIN_DROP`` below the untrained level
     (:func:`signals.reference_level`: ln K when declared) -- nor, with ln K declared, the validation loss
-    (median of its last 3 evaluations)?
-
-    Why the validation loss too: the training loss need not be the cross-entropy the class count prices. A
-    distilled student's is a temperature-scaled KL plus the cross-entropy (4.6 -> 1.8, never under ln 4 =
-    1.39), while its validation cross-entropy fell to 0.6: it learned, around a group frozen by
-    ``requires_grad=False`` (an outside set, 2026-12-06: healthy until then). A dead network's validation
-    loss sits at ln K as its training loss does."""
+    (its last 3 evaluations, :func:`plateau.val_below_untrained`: a distilled student's KL + cross-entropy
+    train loss, 4.6 -> 1.8, never got under ln 4 while its val cross-entropy fell to 0.6)?"""
     loss = run.curve("train_loss")
     loss = loss[loss > 0]
     if len(loss) < 8:
         return False
     reference = reference_level(run, loss)
     val = val_losses(run)
-    if declared(run) and len(val) >= 3 and float(val.iloc[-3:].median()) <= (1 - MIN_DROP) * reference:
+    if len(val) >= 3 and val_below_untrained(run, val.index[-3], reference):
         return False
     return float(smooth(loss, window_for(len(loss))).min()) > (1 - MIN_DROP) * reference
 

@@ -203,6 +203,24 @@ def learning_rate_gone(run, loss: pd.Series) -> Finding | None:
                    lesson=LESSON)
 
 
+def val_below_untrained(run, step: int, reference: float) -> bool:
+    """With ln K declared (``reference``), do the evaluations from ``step`` on (3 or more) have a median at
+    least ``MIN_DROP`` below it -- the model scores far better than one that knows nothing?
+
+    Why the validation loss: a train loss need not be the cross-entropy ln K prices. A distilled student's
+    is a temperature-scaled KL plus the cross-entropy: 4.6 untrained, 2-3 when it has learned -- never under
+    1.5 x ln 4 -- while its validation cross-entropy falls from 1.5 to 0.5-1.0 (an outside set, 2026-12-06).
+    Read against ln K, its train loss said "diverged" (a student at RMSprop 0.03, batch 2, thrown to 162 at
+    its first record: ``divergence.check``) or "learned nothing" (a layer frozen by ``requires_grad=False``
+    read as dead units: ``frozen._learned_nothing``) until then. A model thrown out of its basin, or a dead
+    one, scores badly on any data, the fixed validation set included."""
+    if not declared(run):
+        return False
+    val = signals.val_losses(run)
+    val = val[val.index >= step]
+    return len(val) >= 3 and float(val.median()) <= (1 - MIN_DROP) * reference
+
+
 def gradient_gone(run) -> float | None:
     """The median total gradient norm when no weight gets a gradient: below ``GRADIENT_GONE`` (at least five
     records), and below it per unit of train loss too (:func:`per_unit_of_loss`); else None.
