@@ -207,6 +207,19 @@ def test_a_failed_run_with_another_error_is_not_nan_loss(tmp_path, error):
     assert "nan_loss" not in labels(write_log(tmp_path, records(learning_curve(94, rng)) + [end]))
 
 
+@pytest.mark.parametrize("nan_records, want", [(1, "oom"), (3, "nan_loss")])
+def test_a_nan_in_the_last_record_before_an_oom_is_the_ooms(tmp_path, nan_records, want):
+    # A batch that doubled until the allocator gave up: one NaN in the last record, the OOM a few steps on
+    # (outside runs, 2026-12-06). A run that wrote NaN for several records had gone NaN before it died.
+    rng = np.random.default_rng(19)
+    logged = records(learning_curve(60, rng))
+    for record in logged[-nan_records:]:
+        record["train_loss"] = math.nan
+    oom = {"event": "oom", "step": 605, "message": CPU_ALLOCATOR}
+    found = labels(write_log(tmp_path, logged + [oom]))
+    assert found[0] == want and set(found) >= {"oom", "nan_loss"}
+
+
 # -------------------------------------------------------------------------------- the classes
 def test_a_jump_before_the_second_record_is_divergence_against_ln_v(tmp_path):
     # 4.6 at the first record, 136 at the second, then 25-35 for the rest: the median of the first records

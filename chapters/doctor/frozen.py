@@ -38,7 +38,8 @@ import pandas as pd
 
 from chapters.doctor.findings import Finding
 from chapters.doctor.gradients import VANISH_RATIO, updates_vanish
-from chapters.doctor.plateau import MIN_DROP, val_below_untrained
+from chapters.doctor.plateau import DEAD_EXPERIMENT, DEAD_FIX, MIN_DROP, val_below_untrained
+from chapters.doctor.plateau import LESSON as PLATEAU_LESSON
 from chapters.doctor.signals import group_keys, reference_level, smooth, val_losses, window_for
 
 # "Exactly 0": a frozen group's gradient is None (logged 0) and its update is 0. Anything float32 can still
@@ -77,6 +78,8 @@ def check(run) -> list[Finding]:
             frozen = [k for k in frozen if k in always]
         if frozen and _learned_nothing(run):
             frozen = [k for k in frozen if not _gradient_is_zero(run, k)]  # dead units, not a freeze
+        if _dead_below(run, frozen, moving, keys):
+            return [_dead_below_finding(int(run.train["step"].iloc[0]), prefix, frozen, moving[0])]
         if frozen and moving:
             first = frozen[0]
             row = table[first].notna().idxmax() if first in always else since[first]
@@ -164,6 +167,35 @@ def _learned_nothing(run) -> bool:
     if len(val) >= 3 and val_below_untrained(run, val.index[-3], reference):
         return False
     return float(smooth(loss, window_for(len(loss))).min()) > (1 - MIN_DROP) * reference
+
+
+def _dead_below(run, frozen: list[str], moving: list[str], keys: list[str]) -> bool:
+    """Is every watched group but one still, with a gradient of exactly 0 logged, two groups at least?
+
+    Why: a layer whose ReLUs are all switched off (biases far below zero) passes zeros on: no gradient
+    reaches it or anything below it, and the layer above gets zero inputs -- so the output layer alone learns,
+    and only its bias: the loss falls to the entropy of the label frequencies and stops there, below ln K, so
+    :func:`_learned_nothing` does not see it. That is a dead network (``loss_plateau``), not a freeze. A
+    freeze of everything but the head is a linear probe, and almost always a choice; the ones by mistake on
+    the outside sets were parameters left out of the optimizer, whose gradients are logged above 0 (five
+    such) -- while four dead networks, all but their head at a gradient of exactly 0, were called frozen
+    until 2026-12-06. A ``run_start`` that counts parameters as not trainable says the stillness is a
+    ``requires_grad=False`` freeze, chosen or not, and the frozen rule reads it so."""
+    total, trainable = run.info("total_params"), run.info("trainable_params")
+    if total and trainable is not None and trainable < total:
+        return False
+    return (len(moving) == 1 and len(frozen) >= 2 and len(frozen) + 1 == len(keys)
+            and all(_gradient_is_zero(run, k) and "grad_norm/" + k.split("/", 1)[1] in run.train for k in frozen))
+
+
+def _dead_below_finding(step: int, prefix: str, dead: list[str], head: str) -> Finding:
+    names = ", ".join(k.split("/", 1)[1] for k in dead)
+    head = head.split("/", 1)[1]
+    return Finding("loss_plateau", 0.85, step,
+                   f"{names} get a gradient of exactly 0 in every record ({prefix} 0) and only {head} moves: no "
+                   f"gradient reaches anything below {head}, whose inputs are all zero -- a dead network, which can "
+                   "learn only the output bias (the label frequencies)", fix=DEAD_FIX, experiment=DEAD_EXPERIMENT,
+                   lesson=PLATEAU_LESSON)
 
 
 def _gradient_is_zero(run, key: str) -> bool:

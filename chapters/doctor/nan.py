@@ -14,6 +14,11 @@ that climbed far above the untrained level before it overflowed has a ``divergen
 after this one: the label vocabulary's divergence is a climb *without* going non-finite, and once the loss
 is NaN that is what the run shows (until 2026-12-03 the climb came first; every outside author who
 labelled such a run called it ``nan_loss``).
+
+One NaN is not the diagnosis: the one in a run's *last* training record when the run then ran out of memory
+(:func:`last_record_before_oom`). The run ended on the OOM, and the fix is for the OOM; the step that wrote the
+NaN was already the one whose batch the allocator could not hold (outside runs whose batch doubled every few
+steps until the allocator gave up wrote one NaN just before). Its confidence is lowered, so ``oom`` leads.
 """
 
 from __future__ import annotations
@@ -23,9 +28,12 @@ import re
 import numpy as np
 
 from chapters.doctor.findings import Finding
+from chapters.doctor.oom import ran_out
 from chapters.doctor.schedule import LR_JUMP, lr_jump
 
 LESSON = "docs/doctor.md#nan_loss"
+# A NaN that was the run's last gasp before an OOM: true, but not what went wrong (see the module docstring).
+LAST_GASP = 0.9
 # How an error says a value went non-finite: "loss is nan", "returned nan values in its 0th output" (autograd's
 # anomaly mode), "non-finite loss", "Infinity" -- as words, so that "nanoGPT" or "info" do not count.
 NON_FINITE = re.compile(r"\bnan\b|\binf\b|infinit|non-?finite|not finite", re.IGNORECASE)
@@ -61,13 +69,25 @@ def check(run) -> list[Finding]:
         jump = lr_jump(run, step, around=2)
         if jump >= LR_JUMP:
             evidence += f", just after the learning rate rose x{jump:.0f}"
+    confidence = 0.97
+    if last_record_before_oom(run, step):
+        confidence = LAST_GASP
+        evidence += "; it is the run's last training record, and the run then ran out of memory"
     return [Finding(
-        "nan_loss", 0.97, step, evidence,
+        "nan_loss", confidence, step, evidence,
         fix="lower the peak learning rate or lengthen warmup, clip gradients; check the batch for empty "
             "labels or out-of-range ids; with fp16 use a GradScaler (or bf16)",
         experiment="replay the failing step from its saved batch and see which tensor goes non-finite first; "
                    "re-run with the learning rate / 10",
         lesson=LESSON)]
+
+
+def last_record_before_oom(run, step: int) -> bool:
+    """Is the first non-finite loss at ``step`` the run's last training record, with an OOM event after it?"""
+    train_steps = run.train["step"].to_numpy() if "train_loss" in run.train else []
+    ooms = [e.get("step") for e in run.events if ran_out(e)]
+    return (len(train_steps) > 1 and step == train_steps[-1]
+            and any(isinstance(s, (int, float)) and s >= step for s in ooms))
 
 
 def failed_non_finite(event: dict) -> bool:
