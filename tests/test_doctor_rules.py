@@ -949,6 +949,26 @@ def test_when_the_norm_and_the_loss_both_climb_the_one_that_grew_more_comes_firs
     assert found.index("grad_explosion") < found.index("divergence")
 
 
+@pytest.mark.parametrize("after", ["relearns", "thrashes", "forgets"])
+def test_a_loss_and_norm_leaping_together_then_learning_again_is_a_gradient_shock(tmp_path, after):
+    # At record 80 the inputs lose their normalisation: the loss leaps 3000-fold at one record (to 26 x ln K),
+    # and the norm with it, at an unchanged learning rate -- and the run learns again from there, still far
+    # above where it was: the gradients' scale changed, not the step size (outside autoencoders and regressors, labelled
+    # grad_explosion; divergence until 2026-12-06). Near misses, not a shock: a loss thrown up that thrashes
+    # where it landed (an optimizer failing), and a leap back to ln K that sits there (labels shuffled).
+    rng = np.random.default_rng(32)
+    t = np.arange(200)
+    healthy = 0.02 + 2.28 * np.exp(-t / 10)
+    since = np.clip(t - 80, 0, None)
+    shocked = {"relearns": 3000 * healthy[80] * np.exp(-since / 60),
+               "thrashes": 3000 * healthy[80] * np.exp(rng.normal(0, 0.4, 200)),
+               "forgets": math.log(10) * (1 + 0.3 * np.exp(-since / 5))}[after]
+    loss = np.where(t < 80, healthy, shocked) * np.exp(rng.normal(0, 0.05, 200))
+    norms = 2 * loss * np.where(t < 80, 1.0, 1.7) * np.exp(rng.normal(0, 0.1, 200))  # a gradient scales with its loss
+    found = labels(write_log(tmp_path, records(loss, grad_norm=norms), start={"num_classes": 10}))
+    assert (found[0] == "grad_explosion") == (after == "relearns")
+
+
 def test_tiny_gradients_of_a_loss_gone_to_zero_are_convergence_not_a_dead_network(tmp_path):
     # A separable problem fitted perfectly: the loss falls to 1e-7 and the gradients with it (cross-entropy's
     # gradient is p - y). Only the total norm is logged. Vanishing until 2026-12-02; the same tiny norms

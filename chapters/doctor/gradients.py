@@ -61,8 +61,8 @@ from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.plateau import MIN_DROP, dead_network, learned
 from chapters.doctor.reference import RISE, declared
 from chapters.doctor.schedule import climb_start, lr_raised
-from chapters.doctor.signals import (NOISE_UNITS, blew_up, factor, first_sustained, group_keys, head, noise_scale,
-                                     reference_level, smooth, tail, val_losses, window_for)
+from chapters.doctor.signals import (BLOWUP, NOISE_UNITS, blew_up, factor, first_sustained, group_keys, head, noise_scale,
+                                     reference_level, smooth, tail, trend_z, val_losses, window_for)
 
 EXPLODE = 10.0
 SPIKE = 100.0
@@ -90,11 +90,15 @@ AWAKE_RECORDS = 5  # records before a climb: enough to see whether the norm was 
 # 2,000 clean steps): the gradients are too large for float16 at any scale (skipped_steps).
 MAX_SKIPPED = 0.1
 FLOAT16_MAX = 65504.0  # float16's largest number: a scaled run's gradient norms sit far below it
+# A leap of e^3 = 20x between the three records before one and the three from it, of the loss and the norm
+# alike: no batch noise (a batch of two jumps 0.01 -> 0.3 for one record, not for three), a shock (_shock)
+SHOCK = 3.0
+RELEARN_Z = 3.0  # Mann-Kendall z of the loss after the shock: falling, far past the 5 % level (1.96)
 LESSON = "docs/doctor.md#grad_explosion"
 
 
 def check(run) -> list[Finding]:
-    return _explosion(run) + _vanishing(run)
+    return (_shock(run) or _explosion(run)) + _vanishing(run)
 
 
 def _explosion(run) -> list[Finding]:
@@ -154,6 +158,61 @@ def _explosion(run) -> list[Finding]:
                              f"above x{EXPLODE:.0f} from step {step}" +
                              (", no more than the loss grew: the loss carried it up" if led_by == "loss" else ""),
                              led_by)]
+
+
+def _shock(run) -> list[Finding]:
+    """Loss and gradient norm leaping twentyfold together at one record, at an unchanged learning rate --
+    and the run learning again from there, still far above where it had been.
+
+    Statistic: on a log scale, the median of the three records from each record on minus the median of the
+    three before it, for the training loss and the total ``grad_norm`` at the same records; the record where
+    the loss leapt most. Threshold: both leaps at least ``SHOCK`` (x20), the learning rate not raised there
+    (:func:`schedule.lr_raised`), the loss after it falling (Mann-Kendall z at most -``RELEARN_Z`` over at least
+    8 records) and at the end still more than half the leap above where it had been (smoothed, log scale) --
+    having landed at ``BLOWUP`` x the untrained level or more (:func:`signals.reference_level`): a network that
+    forgot what it learned lands about *at* that level (labels shuffled mid-run: x100 from 0.02 to ln K) --
+    and the norm's median from the leap on still ``SHOCK`` x its level before: weights thrown out by a step
+    too large (Adam's rate raised 3000-fold, not logged) carry one record of huge gradients, then the norm is
+    back near its old level while the loss stays up; a scale that changed keeps the gradients large.
+
+    Why this is the gradients' and not the loss rules': an optimizer whose steps are too large for the
+    landscape keeps failing -- the loss climbs on, thrashes, or sits dead -- while this run descends again at
+    the same learning rate from its new level. What changed at that record was the size of the gradients
+    themselves: inputs or targets that lost their units, an aggregation that sums where it averaged. The
+    loss leapt because the data's scale did, and normalising (and clipping) is the fix. Outside authors
+    who scaled inputs or targets 20-1000x mid-run labelled all five such runs ``grad_explosion``; the norm,
+    carried up no more than the loss was, had kept them ``divergence`` until 2026-12-06. The finding says
+    the gradients led (``led_by``), so it is ranked above the divergence the leap also is."""
+    loss, norms = run.curve("train_loss"), run.curve("grad_norm")
+    both = pd.concat([np.log(loss[loss > 0]), np.log(norms[norms > 0])], axis=1, join="inner").dropna()
+    if len(both) < 12:
+        return []
+    before = both.rolling(3).median().shift(1)
+    after = both.iloc[::-1].rolling(3).median().iloc[::-1]
+    leap = (after - before).dropna()
+    if leap.empty:
+        return []
+    row = leap.iloc[:, 0].idxmax()
+    loss_leap, norm_leap = float(leap.loc[row].iloc[0]), float(leap.loc[row].iloc[1])
+    if loss_leap < SHOCK or norm_leap < SHOCK or lr_raised(run, int(row), 2):
+        return []
+    landed = float(after.loc[row].iloc[0])
+    if landed < math.log(BLOWUP * reference_level(run, loss[loss > 0])):
+        return []  # back to about what an untrained model scores: a model that forgot, not a new scale
+    since = both.iloc[:, 0].loc[row:]
+    end = float(smooth(since, 3).iloc[-1])
+    if len(since) < 8 or trend_z(since) > -RELEARN_Z or end < float(before.loc[row].iloc[0]) + loss_leap / 2:
+        return []
+    if float(both.iloc[:, 1].loc[row:].median()) < float(before.loc[row].iloc[1]) + SHOCK:
+        return []  # the norm came back down: one record of huge gradients from weights thrown out (divergence)
+    window = both.iloc[:, 0].loc[:row].iloc[-3:]  # the leap's record and the two before it
+    past_half = window[window > float(before.loc[row].iloc[0]) + loss_leap / 2]
+    row = past_half.index[0] if len(past_half) else row  # where the leap began: a climb over two records
+    return [_explode_finding(int(row), 0.85,
+                             f"at step {int(row)} the gradient norm leapt x{math.exp(norm_leap):.0f} and the train "
+                             f"loss x{math.exp(loss_leap):.0f} together, at an unchanged learning rate, and from "
+                             "there the loss fell again: the optimizer still works -- the gradients' scale "
+                             "changed (inputs or targets out of their units?)", led_by="gradient")]
 
 
 def explosion_factors(norms: pd.Series) -> tuple[float, float]:
