@@ -1096,6 +1096,26 @@ def test_a_group_with_no_gradient_beside_a_loss_at_ln_k_is_dead_not_frozen(tmp_p
     assert labels(path)[:1] == [want]
 
 
+@pytest.mark.parametrize("dies_at, still_gradient, want", [
+    (0, 0.0, "loss_plateau"), (60, 0.0, "loss_plateau"), (0, 0.05, "frozen_parameters")])
+def test_every_group_below_the_head_at_a_zero_gradient_is_a_dead_network(tmp_path, dies_at, still_gradient, want):
+    # Every unit below the head switched off -- from the first step (biases at -6), or from record 60 of 120
+    # in a sigmoid stack whose first layer's share had already faded to 1e-4: all three groups below the head
+    # get a gradient and an update of exactly 0, and the head learns only its bias, the loss falling to the
+    # label frequencies' entropy (0.5 against ln 2): dead, not frozen (outside MLPs and a sigmoid autoencoder,
+    # 2026-12-06). Groups left out of the optimizer still get a gradient, logged above 0: that is a freeze.
+    rng = np.random.default_rng(25)
+    count = 120
+    loss = learning_curve(count, rng, start=math.log(2), end=0.5, noise=0.02)
+    alive = np.arange(count) < dies_at
+    columns = {"grad_norm/head": 0.1 * rng.uniform(0.5, 1.5, count),
+               "update_ratio/head": 1e-4 * rng.uniform(0.5, 1.5, count)}
+    for group, share in (("input", 1e-4), ("block0", 0.5), ("block1", 0.5)):
+        columns[f"grad_norm/{group}"] = np.where(alive, 0.1 * share, still_gradient) * rng.uniform(0.5, 1.5, count)
+        columns[f"update_ratio/{group}"] = np.where(alive, 1e-3, 0.0) * rng.uniform(0.5, 1.5, count)
+    assert labels(write_log(tmp_path, records(loss, **columns), start={"num_classes": 2}))[:1] == [want]
+
+
 def test_groups_that_drift_apart_while_the_loss_thrashes_are_not_vanishing(tmp_path):
     # A healthy ratio (0.2) for the first records; then the learning rate throws the weights around, the
     # largest group's norm grows a thousandfold and the smallest looks starved -- a consequence, not the

@@ -78,8 +78,10 @@ def check(run) -> list[Finding]:
             frozen = [k for k in frozen if k in always]
         if frozen and _learned_nothing(run):
             frozen = [k for k in frozen if not _gradient_is_zero(run, k)]  # dead units, not a freeze
-        if _dead_below(run, frozen, moving, keys):
-            return [_dead_below_finding(int(run.train["step"].iloc[0]), prefix, frozen, moving[0])]
+        dead = _dead_below(run, table) if frozen and moving else None
+        if dead is not None:  # what stood still is everything below the output layer: dead, not frozen
+            still, head, row = dead
+            return [_dead_below_finding(int(run.train.loc[row, "step"]), prefix, still, head)]
         if frozen and moving:
             first = frozen[0]
             row = table[first].notna().idxmax() if first in always else since[first]
@@ -169,30 +171,53 @@ def _learned_nothing(run) -> bool:
     return float(smooth(loss, window_for(len(loss))).min()) > (1 - MIN_DROP) * reference
 
 
-def _dead_below(run, frozen: list[str], moving: list[str], keys: list[str]) -> bool:
-    """Is every watched group but one still, with a gradient of exactly 0 logged, two groups at least?
+def _dead_below(run, table: pd.DataFrame) -> tuple[list[str], str, int] | None:
+    """Is every watched group but one still at the end -- its value *and* its logged gradient exactly 0 from
+    some record on (:func:`_still_from`), two groups at least? Then (the still groups, the one that moves, the
+    row where the last of them went still); else None.
 
-    Why: a layer whose ReLUs are all switched off (biases far below zero) passes zeros on: no gradient
-    reaches it or anything below it, and the layer above gets zero inputs -- so the output layer alone learns,
-    and only its bias: the loss falls to the entropy of the label frequencies and stops there, below ln K, so
-    :func:`_learned_nothing` does not see it. That is a dead network (``loss_plateau``), not a freeze. A
-    freeze of everything but the head is a linear probe, and almost always a choice; the ones by mistake on
-    the outside sets were parameters left out of the optimizer, whose gradients are logged above 0 (five
-    such) -- while four dead networks, all but their head at a gradient of exactly 0, were called frozen
-    until 2026-12-06. A ``run_start`` that counts parameters as not trainable says the stillness is a
-    ``requires_grad=False`` freeze, chosen or not, and the frozen rule reads it so."""
+    Why: a layer whose ReLUs are all switched off (biases far below zero, or knocked there mid-run) passes
+    zeros on: no gradient reaches it or anything below it, and the layer above gets zero inputs -- so the
+    output layer alone learns, and only its bias: the loss falls to the entropy of the label frequencies and
+    stops there, below ln K, so :func:`_learned_nothing` does not see it. That is a dead network
+    (``loss_plateau``), not a freeze. A freeze of everything but the head is a linear probe, and almost always
+    a choice; the ones by mistake on the outside sets were parameters left out of the optimizer, whose
+    gradients are logged above 0 (five such) -- while four dead networks, all but their head at a gradient of
+    exactly 0 from the first record, and a sigmoid stack whose encoder died at step 200 of 400 (every group
+    below the decoder at 0 from there), were called frozen until 2026-12-06. A ``run_start`` that counts
+    parameters as not trainable says the stillness is a ``requires_grad=False`` freeze, chosen or not, and
+    the frozen rule reads it so."""
     total, trainable = run.info("total_params"), run.info("trainable_params")
-    if total and trainable is not None and trainable < total:
-        return False
-    return (len(moving) == 1 and len(frozen) >= 2 and len(frozen) + 1 == len(keys)
-            and all(_gradient_is_zero(run, k) and "grad_norm/" + k.split("/", 1)[1] in run.train for k in frozen))
+    if (total and trainable is not None and trainable < total) or len(table.columns) < 3:
+        return None
+    still, moving = {}, []
+    for key in table.columns:
+        gradient = "grad_norm/" + key.split("/", 1)[1]
+        if gradient not in run.train:
+            return None  # no gradient logged: a freeze and a dead layer look alike
+        since = _still_from(table[key].dropna()), _still_from(run.train[gradient].dropna())
+        if None in since:
+            moving.append(key)
+        else:
+            still[key] = max(since, key=run.train.index.get_loc)
+    if len(moving) != 1 or len(still) < 2:
+        return None
+    return list(still), moving[0], max(still.values(), key=run.train.index.get_loc)
+
+
+def _still_from(values) -> int | None:
+    """The row label from which ``values`` are exactly 0 to the end -- all of them, or a tail as
+    :func:`_zero_since` asks; else None."""
+    if len(values) and bool((values.abs() < ZERO).all()):
+        return values.index[0]
+    return _zero_since(values)
 
 
 def _dead_below_finding(step: int, prefix: str, dead: list[str], head: str) -> Finding:
     names = ", ".join(k.split("/", 1)[1] for k in dead)
     head = head.split("/", 1)[1]
     return Finding("loss_plateau", 0.85, step,
-                   f"{names} get a gradient of exactly 0 in every record ({prefix} 0) and only {head} moves: no "
+                   f"from step {step} {names} get a gradient of exactly 0 ({prefix} 0) and only {head} moves: no "
                    f"gradient reaches anything below {head}, whose inputs are all zero -- a dead network, which can "
                    "learn only the output bias (the label frequencies)", fix=DEAD_FIX, experiment=DEAD_EXPERIMENT,
                    lesson=PLATEAU_LESSON)
