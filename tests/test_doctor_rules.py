@@ -2624,6 +2624,18 @@ def test_a_val_rise_of_a_few_thousandths_of_a_nat_is_no_overfitting(tmp_path, sc
     assert labels(write_log(tmp_path, rows, start={"num_classes": 4}))[:1] == want
 
 
+def test_a_steady_climb_of_a_few_hundredths_of_a_nat_is_overfitting(tmp_path):
+    # A CTC recogniser on 24 examples: train 4.4 -> 0.002, val down to 0.574 and then up every evaluation to
+    # 0.61 -- 0.036 nats, under 1 % of the first record's 4.4 (the bar until 2026-12-06, healthy then) but
+    # twenty times the near-perfect model's rise above, and on a significant trend: memorising.
+    rng = np.random.default_rng(209)
+    count = 70
+    loss = np.geomspace(4.4, 0.002, count) * np.exp(rng.normal(0, 0.05, count))
+    val = np.concatenate([[2.7, 2.06, 1.07, 0.66], 0.574 * np.linspace(1.0, 1.063, 16)])
+    rows = sorted(records(loss) + evals(val, every=35), key=lambda r: r["step"])
+    assert labels(write_log(tmp_path, rows))[:1] == ["overfitting"]
+
+
 @pytest.mark.parametrize("ramped, want", [(True, "divergence"), (False, "oscillation")])
 def test_a_thrashing_run_whose_rate_was_ramped_until_it_blew_up_diverged(tmp_path, ramped, want):
     # Momentum SGD at batch 2 swings +-18 % around ln 3 for 400 steps; then its learning rate is multiplied
