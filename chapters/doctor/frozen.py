@@ -22,6 +22,10 @@ parameters left out of the optimizer's groups) still trains "a bit" through the 
 curve alone only looks slow; the update ratio shows 0 at once.
 For scale, CS231n's rule of thumb is an update ratio near 1e-3 for a healthy layer.
 
+When what stands still is every group below the output layer -- value and logged gradient exactly 0, from
+the first record or from mid-run -- it is a network dead below its head, and this rule reports
+``loss_plateau`` instead (:func:`_dead_below`): a freeze leaves a gradient to log or a count in ``run_start``.
+
 An update of exactly 0 is also what float32 makes of a step far below a weight's precision: when the
 groups' update ratios fade layer by layer, the smallest moving one below 1e-4 of the median group's
 (:func:`gradients.updates_vanish`), the zero groups are the end of that fade -- vanishing gradients,

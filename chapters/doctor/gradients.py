@@ -18,7 +18,9 @@ burst at the very records where the LR rose several-fold is the LR's doing: ``di
 this rule. And the norm must outgrow the loss (:func:`_outgrew_the_loss`): per unit of training loss it
 must rise ``EXPLODE`` x too -- a norm that only kept pace with a climbing loss is the loss's symptom; when
 both climbed, the finding says which grew by more orders of magnitude (:func:`_led_by`), and the ranking
-puts that one first.
+puts that one first. One exception is read before all this (:func:`_shock`): loss and norm leaping twentyfold
+together at one record and the run learning again from there, the norm staying up -- the gradients' scale
+changed (inputs or targets out of their units), and the loss's leap is its consequence.
 A per-group norm's baseline is at least the total norm's: a group that starts vanishingly small
 (a deep sigmoid stack's first layer at 1e-7 of the total) and grows to a normal share is a layer waking
 up, not an explosion. Why relative:
@@ -61,8 +63,8 @@ from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.plateau import MIN_DROP, dead_network, learned
 from chapters.doctor.reference import RISE, declared
 from chapters.doctor.schedule import climb_start, lr_raised
-from chapters.doctor.signals import (BLOWUP, NOISE_UNITS, blew_up, factor, first_sustained, group_keys, head, noise_scale,
-                                     reference_level, smooth, tail, trend_z, val_losses, window_for)
+from chapters.doctor.signals import (BLOWUP, NOISE_UNITS, blew_up, factor, first_sustained, group_keys, head,
+                                     noise_scale, reference_level, smooth, tail, trend_z, val_losses, window_for)
 
 EXPLODE = 10.0
 SPIKE = 100.0
