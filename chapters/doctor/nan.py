@@ -16,9 +16,10 @@ is NaN that is what the run shows (until 2026-12-03 the climb came first; every 
 labelled such a run called it ``nan_loss``).
 
 One NaN is not the diagnosis: the one in a run's *last* training record when the run then ran out of memory
-(:func:`last_record_before_oom`). The run ended on the OOM, and the fix is for the OOM; the step that wrote the
-NaN was already the one whose batch the allocator could not hold (outside runs whose batch doubled every few
-steps until the allocator gave up wrote one NaN just before). Its confidence is lowered, so ``oom`` leads.
+(:func:`last_record_before_oom`). The run ended on the OOM, and that is what must be fixed before anything
+else can be seen; one NaN just before it says little (weights gone non-finite write NaN record after record,
+and this run wrote no other). Outside runs whose batch doubled every few steps until the allocator gave up
+wrote one such NaN (two PixelCNNs, 2026-12-06). Its confidence is lowered, so ``oom`` leads.
 """
 
 from __future__ import annotations
