@@ -186,9 +186,11 @@ def _shock(run) -> list[Finding]:
     carried up no more than the loss was, had kept them ``divergence`` until 2026-12-06. The finding says
     the gradients led (``led_by``), so it is ranked above the divergence the leap also is."""
     loss, norms = run.curve("train_loss"), run.curve("grad_norm")
-    both = pd.concat([np.log(loss[loss > 0]), np.log(norms[norms > 0])], axis=1, join="inner").dropna()
+    loss = loss[loss > 0]
+    both = pd.concat([np.log(loss), np.log(norms[norms > 0])], axis=1, join="inner").dropna()
     if len(both) < 12:
         return []
+    log_loss, log_norm = both.iloc[:, 0], both.iloc[:, 1]
     before = both.rolling(3).median().shift(1)
     after = both.iloc[::-1].rolling(3).median().iloc[::-1]
     leap = (after - before).dropna()
@@ -196,19 +198,19 @@ def _shock(run) -> list[Finding]:
         return []
     row = leap.iloc[:, 0].idxmax()
     loss_leap, norm_leap = float(leap.loc[row].iloc[0]), float(leap.loc[row].iloc[1])
+    loss_before, norm_before = float(before.loc[row].iloc[0]), float(before.loc[row].iloc[1])
     if loss_leap < SHOCK or norm_leap < SHOCK or lr_raised(run, int(row), 2):
         return []
-    landed = float(after.loc[row].iloc[0])
-    if landed < math.log(BLOWUP * reference_level(run, loss[loss > 0])):
+    if float(after.loc[row].iloc[0]) < math.log(BLOWUP * reference_level(run, loss)):
         return []  # back to about what an untrained model scores: a model that forgot, not a new scale
-    since = both.iloc[:, 0].loc[row:]
+    since = log_loss.loc[row:]
     end = float(smooth(since, 3).iloc[-1])
-    if len(since) < 8 or trend_z(since) > -RELEARN_Z or end < float(before.loc[row].iloc[0]) + loss_leap / 2:
+    if len(since) < 8 or trend_z(since) > -RELEARN_Z or end < loss_before + loss_leap / 2:
         return []
-    if float(both.iloc[:, 1].loc[row:].median()) < float(before.loc[row].iloc[1]) + SHOCK:
+    if float(log_norm.loc[row:].median()) < norm_before + SHOCK:
         return []  # the norm came back down: one record of huge gradients from weights thrown out (divergence)
-    window = both.iloc[:, 0].loc[:row].iloc[-3:]  # the leap's record and the two before it
-    past_half = window[window > float(before.loc[row].iloc[0]) + loss_leap / 2]
+    window = log_loss.loc[:row].iloc[-3:]  # the leap's record and the two before it
+    past_half = window[window > loss_before + loss_leap / 2]
     row = past_half.index[0] if len(past_half) else row  # where the leap began: a climb over two records
     return [_explode_finding(int(row), 0.85,
                              f"at step {int(row)} the gradient norm leapt x{math.exp(norm_leap):.0f} and the train "
