@@ -2351,7 +2351,7 @@ def test_a_validation_loss_climbing_steadily_by_nine_percent_is_overfitting(tmp_
 
 
 @pytest.mark.parametrize("train_end, val_offset, train_noise, want", [
-    (0.2, 0.0, 0.05, ["overfitting"]), (0.5, 0.0, 0.05, []), (1.36, 1.13, 0.01, ["loss_plateau"])])
+    (0.2, 0.0, 0.05, ["overfitting"]), (0.65, 0.0, 0.05, []), (1.36, 1.13, 0.01, ["loss_plateau"])])
 def test_a_noisy_validation_loss_that_climbs_from_its_minimum_is_overfitting_when_a_gap_opens(
         tmp_path, train_end, val_offset, train_noise, want):
     # A mixture density network on 200 points: its validation loss jumps 10-25 % between evaluations, too much
@@ -2361,10 +2361,25 @@ def test_a_noisy_validation_loss_that_climbs_from_its_minimum_is_overfitting_whe
     # train loss that learned next to nothing (0.92 x its start) there is nothing to have memorised: a plateau.
     rng = np.random.default_rng(89)
     train = np.geomspace(1.5, train_end, 120) * np.exp(rng.normal(0, train_noise, 120))
-    val = val_offset + np.array([1.0, 0.6, 0.42, 0.45, 0.5, 0.44, 0.55, 0.47, 0.6, 0.5, 0.62, 0.55])
+    val = val_offset + np.array([1.0, 0.6, 0.42, 0.45, 0.5, 0.44, 0.55, 0.5, 0.6, 0.55, 0.66, 0.62])
     out = [{"step": 25 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val, every=250)
     path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={})
     assert labels(path)[:1] == want
+
+
+@pytest.mark.parametrize("tail, want", [((0.93, 0.89, 0.95, 0.92, 1.1, 1.16), []),
+                                        ((0.9, 0.93, 0.97, 1.0, 1.04, 1.08), ["overfitting"])])
+def test_a_trend_from_a_lucky_minimum_is_counted_after_the_evaluations_that_chose_it(tmp_path, tail, want):
+    # A val loss on a few random batches: one lucky batch (0.5) beside two ordinary ones makes the lowest
+    # rolling median, and every later evaluation stands above the values that chose it -- a Mann-Kendall
+    # trend from there is the selection's, not the model's (two outside runs, val on random batches, were
+    # overfitting until 2026-12-06). Counted from the evaluation after the chosen window, this tail has no
+    # trend; a val loss that climbs evaluation after evaluation from there still has one.
+    rng = np.random.default_rng(90)
+    train = np.geomspace(2.0, 0.6, 180) * np.exp(rng.normal(0, 0.05, 180))
+    val = [1.6, 1.3, 1.15, 1.05, 0.98, 1.02, 0.95, 0.99, 0.9, 0.5, 0.88, *tail]
+    out = [{"step": 10 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val, every=100)
+    assert labels(write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={}))[:1] == want
 
 
 def test_a_block_frozen_mid_run_whose_gradient_is_then_exactly_zero_is_a_freeze(tmp_path):

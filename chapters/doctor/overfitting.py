@@ -95,7 +95,9 @@ def _turned_up(run, val) -> list[Finding]:
     rise = late / best - 1
     noise = jitter_scale(np.log(val[val > 0]))
     clear = rise >= MIN_RISE and math.log1p(rise) >= RISE_UNITS * noise
-    climbing = not clear and _climbing(val.loc[best_step:])
+    # The trend is counted after the evaluations that chose the minimum (its own and the next, the rolling
+    # median's window): they were picked for being low, and everything after stands above them (_climbing).
+    climbing = not clear and _climbing(val.loc[best_step:].iloc[2:])
     least = TRENDED_RISE if climbing else MIN_RISE
     if not (clear or (climbing and rise >= least)) or float(val.iloc[-2:].min()) < best * (1 + least):
         return []
@@ -156,7 +158,7 @@ def _climb_came_after(val, best_step, smoothed_train, excess, noise: float) -> b
 
 
 def _climbing(val) -> bool:
-    """Does the validation loss rise steadily from its minimum on: an upward Mann-Kendall trend (z at least
+    """Does the validation loss rise steadily after its minimum: an upward Mann-Kendall trend (z at least
     ``signals.TREND_Z``, the 5 % level) over at least ``signals.TREND_EVALS`` evaluations?
 
     When it does, the rise need only reach Prechelt's GL 5 % (``TRENDED_RISE``) and need not clear
@@ -171,12 +173,15 @@ def _climbing(val) -> bool:
     points, val 0.21 -> 1.13 jumping 10-50 % between evaluations (GL 26 %, under three of its noise
     scales). Why the gap: MC dropout scores its train batches with dropout on and its validation without,
     so a healthy one's val sits below train and can creep up 5 % with a trend (the one healthy run of
-    forty-four sets this named without the gap). Why the learning: a constructed run thrashing around
-    ln 1000, its train loss at 0.92 x it and its val jumping 30 % per evaluation, has an upward trend from
-    its lucky minimum and memorised nothing. On the forty-four
-    outside sets the two together named fourteen overfitting runs that were missed (ten of them visible)
-    and no healthy run; one stalling-loader run whose val loss also climbed 7 % is now ``overfitting``
-    first, its ``throughput_drop`` after it."""
+    forty-four sets this named without the gap). Why not from the minimum itself: the minimum is chosen for
+    being the lowest, so a trend test started there finds later evaluations above it on pure noise -- two
+    healthy outside runs with their val loss on a few random batches, one lucky batch beside ordinary ones at
+    the minimum, were ``overfitting`` until 2026-12-06; the caller counts from after the minimum's window.
+    Why the learning: a constructed run thrashing around ln 1000, its train loss at 0.92 x it and its val
+    jumping 30 % per evaluation, has an upward trend from its lucky minimum and memorised nothing. On the
+    forty-four outside sets the two together named fourteen overfitting runs that were missed (ten of them
+    visible) and no healthy run; one stalling-loader run whose val loss also climbed 7 % is now
+    ``overfitting`` first, its ``throughput_drop`` after it."""
     return len(val) >= TREND_EVALS and trend_z(np.log(val[val > 0])) >= TREND_Z
 
 
