@@ -2382,6 +2382,34 @@ def test_a_trend_from_a_lucky_minimum_is_counted_after_the_evaluations_that_chos
     assert labels(write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={}))[:1] == want
 
 
+@pytest.mark.parametrize("still_falling, want", [(True, []), (False, ["oscillation", "loss_plateau"])])
+def test_a_noisy_val_loss_beside_a_train_loss_still_coming_down_is_no_noise_ball(tmp_path, still_falling, want):
+    # A Bayes-by-backprop network logs the ELBO as its train loss -- the KL term ten times the likelihood --
+    # and it falls steadily to the end (12 -> 2.5), while the likelihood on a few random validation batches
+    # jumps 25 % per evaluation at 2.5 x the floor: healthy (three outside runs were oscillation). The same
+    # val beside a train loss that stopped falling and swings 12 % per record is a run settled in its ball.
+    rng = np.random.default_rng(100)
+    train = np.geomspace(12.0, 2.5, 60) * np.exp(rng.normal(0, 0.02, 60)) if still_falling else \
+        0.55 * np.exp(rng.normal(0, 0.12, 60))
+    val = 0.5 * np.exp(rng.normal(0, 0.25, 12))
+    val[0] = 0.75
+    rows = sorted(records(train) + evals(val, every=50), key=lambda r: r["step"])
+    assert labels(write_log(tmp_path, rows, start={"loss_floor": 0.2})) == want
+
+
+@pytest.mark.parametrize("train_end, want", [(2.5, []), (0.1, ["overfitting"])])
+def test_a_val_loss_rising_below_the_train_loss_is_not_memorising(tmp_path, train_end, want):
+    # The val loss rises 0.35 -> 0.62 while the train loss falls: overfitting by Prechelt's measure -- but
+    # the train loss is the ELBO of a Bayesian network, 4 x the val loss at the end, so the two measure
+    # different things and nothing shows the model scoring its own examples better (five outside runs were
+    # overfitting). The same rise beside a train loss fallen to 0.1 is memorising.
+    rng = np.random.default_rng(101)
+    train = np.geomspace(12.0, train_end, 60) * np.exp(rng.normal(0, 0.02, 60))
+    val = [0.6, 0.45, 0.38, 0.35, 0.36, 0.42, 0.47, 0.5, 0.55, 0.58, 0.6, 0.62]
+    rows = sorted(records(train) + evals(val, every=50), key=lambda r: r["step"])
+    assert labels(write_log(tmp_path, rows, start={}))[:1] == want
+
+
 def test_a_block_frozen_mid_run_whose_gradient_is_then_exactly_zero_is_a_freeze(tmp_path):
     # An outside ResNet whose block1 got requires_grad=False at step 150 of 400: from then on its gradient and
     # its update are exactly 0 while the other groups move and the loss keeps falling. Over the whole run its
