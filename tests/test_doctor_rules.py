@@ -2410,6 +2410,20 @@ def test_a_val_loss_rising_below_the_train_loss_is_not_memorising(tmp_path, trai
     assert labels(write_log(tmp_path, rows, start={}))[:1] == want
 
 
+@pytest.mark.parametrize("every, want", [(50, []), (40, ["loss_plateau"])])
+def test_a_first_record_averaging_fifty_steps_starts_late(tmp_path, every, want):
+    # A graph autoencoder logged every 50 steps converged inside its first record: 0.585, then 0.55-0.57 to
+    # the end, nothing declared. Its first record already averages the steepest descent, so the log cannot
+    # say "stuck" against it (four healthy outside runs logged at step 50 first were loss_plateau). A log
+    # whose first record averages 40 steps is taken at its word.
+    rng = np.random.default_rng(102)
+    loss = 0.56 * np.exp(rng.normal(0, 0.01, 10))
+    loss[0] = 0.585
+    rows = [{"step": every * (i + 1), "train_loss": float(v)} for i, v in enumerate(loss)]
+    rows += [{"step": every * (i + 1), "val_loss": float(0.635 * math.exp(rng.normal(0, 0.005)))} for i in range(10)]
+    assert labels(write_log(tmp_path, rows, start={})) == want
+
+
 def test_a_block_frozen_mid_run_whose_gradient_is_then_exactly_zero_is_a_freeze(tmp_path):
     # An outside ResNet whose block1 got requires_grad=False at step 150 of 400: from then on its gradient and
     # its update are exactly 0 while the other groups move and the loss keeps falling. Over the whole run its

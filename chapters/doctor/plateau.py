@@ -15,10 +15,13 @@ Unless the validation loss is still coming down (:func:`val_still_falling`): the
 slowly, and its train loss is too noisy to show it. A log that starts
 late (a resumed run's tail) cannot tell "stuck" from "converged" against its own first record, so it needs
 a floor or a declared class count (a run still at ln K is stuck wherever its log starts). Late means a first
-record after step ``LATE_START`` (50): a record holds the mean loss since the one before, so a first record at
-step 62 -- a flow logged once an epoch, Keras-style -- averages the whole first epoch, its steepest descent
-included, and sits far below the untrained loss (its run then fell "only" 8.8 % and read as a plateau until
-2026-12-03; the rule allowed up to a tenth of the run before).
+record at step ``LATE_START`` (50) or after: a record holds the mean loss since the one before, so a first
+record at step 62 -- a flow logged once an epoch, Keras-style -- averages the whole first epoch, its steepest
+descent included, and sits far below the untrained loss (its run then fell "only" 8.8 % and read as a plateau
+until 2026-12-03; the rule allowed up to a tenth of the run before). At step 50 exactly, too: four healthy
+outside runs logged every 50 steps -- graph autoencoders converged within their first record, a tanh MLP, a
+linear state-space LM -- were ``loss_plateau`` until 2026-12-06 ("after step 50" until then); on forty-eight
+outside sets no ``loss_plateau`` run was lost for it.
 
 Died. Statistic (:func:`relapse`, then :func:`dead_network`): the run learned -- its smoothed loss fell
 below the reference by at least ``MIN_DROP`` (what "learning" means above) *and* by ``NOISE_UNITS`` of the
@@ -84,7 +87,7 @@ STILL_FALLING = MIN_DROP / 2
 GAP_CLOSED = 0.01
 FROZEN = 1e-3  # log val loss moving less than 0.1 % from one evaluation to the next: the model stands still
 FROZEN_EVALS = 4  # evaluations in a row, at the end, that stood still (three steps between them)
-LATE_START = 50  # steps: a first record averaging more than this already holds the steepest descent
+LATE_START = 50  # steps: a first record averaging this many already holds the steepest descent
 OPENING_UNITS = 3.0  # a first record this close to the opening median is one batch of it (opening_level)
 OPENING_RECORDS = 5  # ... a median of fewer records (a run of under ~110) is too rough a start to replace it
 FAR_ABOVE = 1.5  # x the loss floor: a calm run sitting there has stopped short (stuck_above_floor)
@@ -124,7 +127,7 @@ def check(run) -> list[Finding]:
         return [stopped]
     best = float(smooth(loss, window_for(len(loss))).min())
     floor = run.info("loss_floor")
-    starts_late = loss.index[0] > LATE_START
+    starts_late = loss.index[0] >= LATE_START
     if start <= 0 or (starts_late and floor is None and run.class_count is None):
         return []
     swing = noise_scale(np.log(signals.after_start(loss)))  # per-record noise, after the untrained start
