@@ -256,10 +256,10 @@ def _steady_from_nothing(run, centred: EpochShape, fall: float, climb: float, st
     steepens as the gap opens. The half-gap bound (:func:`_memorising`) is what one epoch of forgetting took
     in most outside runs; knowledge-graph embeddings reshuffled every epoch (TransE, DistMult on a few
     thousand triples) climbed 0.52-0.97 of theirs, bin after bin (correlation 0.98-1.00), after a first epoch
-    with val at or below train -- seven ``no_shuffle`` false alarms until 2026-12-06. Sorted data draws its
-    teeth whatever the gap: from the first epoch on (a GRU-D on label-sorted series climbed 0.82 of a gap
-    open from its first evaluation), and in steps and falls where a class block ends (:func:`_memorising`'s
-    tooth)."""
+    with val at or below train -- ``no_shuffle`` on twelve such logs, three of them healthy runs, until
+    2026-12-06. Sorted data draws its teeth whatever the gap: from the first epoch on (a GRU-D on
+    label-sorted series climbed 0.82 of a gap open from its first evaluation), and in steps and falls where a
+    class block ends (:func:`_memorising`'s tooth)."""
     if _spearman(centred.profile, np.arange(len(centred.profile))) < STEADY or fall > STEADY_FALL * climb:
         return False
     val = run.evals[["step", "val_loss"]].dropna() if "val_loss" in run.evals else None

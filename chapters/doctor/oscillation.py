@@ -394,7 +394,8 @@ def _still_falling(loss: pd.Series) -> bool:
     that loss fell steadily to the end (12 -> 2.5 at Adam 1e-3) while the likelihood on the validation set,
     a few random batches, jumped 20-40 % per evaluation at 2.4 x its floor -- three healthy outside runs were
     ``oscillation`` until 2026-12-06. A run thrown about by its steps has no such descent left."""
-    half = np.log(loss.iloc[len(loss) // 2:][loss.iloc[len(loss) // 2:] > 0])
+    second = loss.iloc[len(loss) // 2:]
+    half = np.log(second[second > 0])
     if len(half) < signals.TREND_EVALS:
         return False
     third = max(1, len(half) // 3)
