@@ -234,22 +234,22 @@ def _memorising(run, loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray, sha
     ratio = unseen / seen
     centred = _window_centred(loss, phase, epoch, shape)
     climb = float(centred.profile.max() - centred.profile.min())  # log units, like the gap
-    rising = _spearman(centred.profile, np.arange(len(centred.profile))) >= RISING
+    order = _spearman(centred.profile, np.arange(len(centred.profile)))  # how steadily it climbs through the epoch
     fall = float((np.maximum.accumulate(centred.profile) - centred.profile).max())  # deepest fall within the epoch
-    if not rising or fall > TOOTH * climb:
+    if order < RISING or fall > TOOTH * climb:
         return False
-    if _steady_from_nothing(run, centred, fall, climb, steps, epoch, math.log(ratio)):
+    if _steady_from_nothing(run, val, order, fall, climb, steps, epoch, math.log(ratio)):
         return climb <= math.log(ratio)
     return climb <= RECALL_SHARE * math.log(ratio)
 
 
-def _steady_from_nothing(run, centred: EpochShape, fall: float, climb: float, steps: np.ndarray,
+def _steady_from_nothing(run, val: pd.Series, order: float, fall: float, climb: float, steps: np.ndarray,
                          epoch: np.ndarray, late_gap: float) -> bool:
-    """Is the staircase forgetting's in its purest form -- climbing bin after bin through the epoch (Spearman
-    correlation at least ``STEADY``, no fall over ``STEADY_FALL`` of its climb) in a run whose val/train gap
-    was still closed after its first epoch (the first evaluation from the first epoch's end at most ``CLOSED``
-    of the late gap, log units, against the train records since the evaluation before it)?  Then the whole
-    gap bounds the climb, not half of it.
+    """Is the staircase forgetting's in its purest form -- climbing bin after bin through the epoch (its Spearman
+    ``order`` with the phase at least ``STEADY``, its deepest ``fall`` at most ``STEADY_FALL`` of its ``climb``)
+    in a run whose ``val``/train gap was still closed after its first epoch (the first evaluation from the first
+    epoch's end at most ``CLOSED`` of the late gap, log units, against the train records since the evaluation
+    before it)? Then the whole gap bounds the climb, not half of it.
 
     Why: a model can only forget what it has seen, so the staircase of memorisation grows with the gap: none
     after the first epoch, when nothing has been seen twice and val sits beside train, and a climb that
@@ -260,17 +260,16 @@ def _steady_from_nothing(run, centred: EpochShape, fall: float, climb: float, st
     2026-12-06. Sorted data draws its teeth whatever the gap: from the first epoch on (a GRU-D on
     label-sorted series climbed 0.82 of a gap open from its first evaluation), and in steps and falls where a
     class block ends (:func:`_memorising`'s tooth)."""
-    if _spearman(centred.profile, np.arange(len(centred.profile))) < STEADY or fall > STEADY_FALL * climb:
+    if order < STEADY or fall > STEADY_FALL * climb:
         return False
-    val = run.evals[["step", "val_loss"]].dropna() if "val_loss" in run.evals else None
-    first_end = steps[_numbered(epoch) == 0].max()
-    if val is None or not (val["step"] >= first_end).any():
+    after_first = val.index.to_numpy() >= steps[_numbered(epoch) == 0].max()
+    if not after_first.any():
         return False
-    at = int(np.argmax(val["step"].to_numpy() >= first_end))
-    since = val["step"].iloc[at - 1] if at > 0 else -np.inf
+    at = int(np.argmax(after_first))  # the first evaluation from the first epoch's end
+    since = val.index[at - 1] if at > 0 else -np.inf
     train = run.curve("train_loss")
-    window = train[(train.index > since) & (train.index <= val["step"].iloc[at])]
-    value = float(val["val_loss"].iloc[at])
+    window = train[(train.index > since) & (train.index <= val.index[at])]
+    value = float(val.iloc[at])
     if len(window) == 0 or float(window.median()) <= 0 or value <= 0:
         return False
     return math.log(value / float(window.median())) <= CLOSED * late_gap
