@@ -2940,3 +2940,36 @@ def test_a_loss_back_at_ln_k_and_constant_with_a_live_gradient_is_a_plateau(tmp_
     norm = np.concatenate([0.1 * np.exp(rng.normal(0, 0.2, 20)), 0.65 * np.exp(rng.normal(0, 0.2, 50))])
     found = labels(write_log(tmp_path, records(loss, grad_norm=norm), start={"num_classes": 8}))
     assert ("loss_plateau" in found[:1]) == plateau
+
+
+@pytest.mark.parametrize("first_loss, exploded", [(math.log(5), False), (1.2, True)])
+def test_a_norm_growing_a_thousandfold_out_of_an_untrained_start_is_waking_up(tmp_path, first_loss, exploded):
+    # A pointer network under warmup scored exactly ln 5 for its first records, its gradient norm 0.001: a
+    # saddle. The norm grew to 0.7 as the loss found its way down to 0.5, and held there (an outside set,
+    # 2026-12-06: grad_explosion until then). A network that had already learned (1.2, below ln 5) has a
+    # working level, and a climb of that size from it is still an explosion.
+    rng = np.random.default_rng(210)
+    count = 60
+    t = np.arange(count)
+    norm = 1e-3 * np.exp(np.minimum(t, 10) * math.log(700) / 10) * np.exp(rng.normal(0, 0.1, count))
+    loss = np.where(t < 4, first_loss, 0.5 + (first_loss - 0.5) * np.exp(-(t - 4) / 8)) * \
+        np.exp(rng.normal(0, 0.01, count))
+    found = labels(write_log(tmp_path, records(loss, grad_norm=norm), start={"num_classes": 5}))
+    assert ("grad_explosion" in found) == exploded
+
+
+@pytest.mark.parametrize("moving, frozen", [(3e-10, False), (1e-3, True)])
+def test_no_group_moving_a_float32_weight_is_a_plateau_not_a_freeze(tmp_path, moving, frozen):
+    # A VQ-VAE at SGD 1e-7: its encoder and decoder updated by 3e-10 of their weights a step, under float32's
+    # resolution, its codebook by exactly 0 -- nothing moved, and the loss sat at 0.62 (an outside set,
+    # 2026-12-06: frozen_parameters until then). Beside groups that move, a codebook at 0 is frozen.
+    rng = np.random.default_rng(211)
+    count = 60
+    loss = 0.62 * np.exp(rng.normal(0, 0.02, count))
+    columns = {f"grad_norm/{group}": 0.08 * np.exp(rng.normal(0, 0.1, count))
+               for group in ("codebook", "encoder", "decoder")}
+    columns.update({"update_ratio/codebook": np.zeros(count),
+                    "update_ratio/encoder": moving * rng.uniform(0.7, 1.3, count),
+                    "update_ratio/decoder": moving * rng.uniform(0.7, 1.3, count)})
+    found = labels(write_log(tmp_path, records(loss, **columns)))
+    assert found[:1] == (["frozen_parameters"] if frozen else ["loss_plateau"])

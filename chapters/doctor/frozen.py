@@ -30,7 +30,9 @@ An update of exactly 0 is also what float32 makes of a step far below a weight's
 groups' update ratios fade layer by layer, the smallest moving one below 1e-4 of the median group's
 (:func:`gradients.updates_vanish`), the zero groups are the end of that fade -- vanishing gradients,
 which that rule reports -- not a freeze. (Until 2026-12-02 such runs, logging update ratios and no
-per-group gradient norms, were ``frozen_parameters`` at 0.9.)
+per-group gradient norms, were ``frozen_parameters`` at 0.9.) And when *no* group's typical update reaches
+float32's resolution, a group at 0 stands still like all the rest: the learning rate is too small for
+anything to move (:func:`_moves`), and ``loss_plateau`` reports the loss that goes nowhere.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ MIN_FROZEN_SHARE = 0.001
 FROZEN_TAIL = 0.25  # a group at exactly 0 from some record to the end, over this share of its records...
 MIN_TAIL = 5  # ...and this many: frozen from mid-run (_zero_since)
 LAST_SHARES = 3  # _had_gradient: a group's last records with a gradient, where a fade ends and a freeze begins
+# The smallest relative change a float32 weight can make: a step below it rounds away (FLOAT32_STEP, _moves).
+FLOAT32_STEP = float(np.finfo(np.float32).eps)
 LESSON = "docs/doctor.md#frozen_parameters"
 
 
@@ -71,6 +75,8 @@ def check(run) -> list[Finding]:
         if len(keys) < 2 or (prefix == "update_ratio" and updates_vanish(run)):
             continue  # too few groups; or updates fading layer by layer to nothing: vanishing gradients
         table = run.train[keys].astype(float)
+        if prefix == "update_ratio" and not any(_moves(table[k]) for k in keys):
+            continue  # no group moves a float32 weight: the learning rate is too small for anything (_moves)
         zero_share = (table.abs() < ZERO).sum() / table.notna().sum().replace(0, np.nan)
         always = {k for k in keys if zero_share.get(k, 0) >= 0.9} if not _a_handful_fixed(run) else set()
         since = {k: _zero_since(table[k].dropna()) for k in keys if k not in always}
@@ -225,6 +231,19 @@ def _dead_below_finding(step: int, prefix: str, dead: list[str], head: str) -> F
                    f"gradient reaches anything below {head}, whose inputs are all zero -- a dead network, which can "
                    "learn only the output bias (the label frequencies)", fix=DEAD_FIX, experiment=DEAD_EXPERIMENT,
                    lesson=PLATEAU_LESSON)
+
+
+def _moves(update_ratios: pd.Series) -> bool:
+    """Does the group move a float32 weight: a median update ratio of at least ``FLOAT32_STEP`` (float32's
+    machine epsilon, 1.2e-7)?
+
+    Why: a float32 weight cannot change by less than that share of itself -- the step rounds away -- so a
+    group whose typical update is below it stands still, bar the odd weight near 0. When no group moves,
+    nothing was frozen: the learning rate is too small for anything to move (an outside VQ-VAE at SGD 1e-7:
+    encoder and decoder at update ratios of 3e-10, the codebook's exactly 0, the loss flat --
+    ``frozen_parameters`` until 2026-12-06; ``loss_plateau`` reports it)."""
+    values = update_ratios.dropna().abs()
+    return len(values) > 0 and float(values.median()) >= FLOAT32_STEP
 
 
 def _gradient_is_zero(run, key: str) -> bool:

@@ -137,9 +137,11 @@ def _explosion(run) -> list[Finding]:
         climb = climb_start(smoothed, step)  # where the norm's climb through EXPLODE x began
         if _within_its_working_level(norms, climb, explode, spike_at):
             continue  # awake before the climb, and the climb no bigger than the swings of that level
-        if _woke_up(run, norms, step, climb, base) and (under_spike or _burst_carried_by_the_loss(run, norms, base)):
+        if _woke_up(run, norms, step, climb, base) and (under_spike or _burst_carried_by_the_loss(run, norms, base)
+                                                        or _untrained_until(run, climb)):
             continue  # grew from a tiny start to a level it keeps while the loss kept falling (_woke_up)
-            # -- a hundredfold over three records is a spike, not a wake-up, unless the loss carried it
+            # -- a hundredfold over three records is a spike, not a wake-up, unless the loss carried it or
+            # the network had learned nothing yet (_untrained_until)
         if under_spike and _escaping_a_plateau(run, climb):
             continue  # the norm took off as the loss began to fall in earnest: a saddle left behind
         if worst is None or peak / base > worst[0]:
@@ -510,6 +512,22 @@ def _fell_while_growing(loss: pd.Series, norms: pd.Series, base: float, end: flo
         return False
     since = smooth(loss, window_for(len(loss))).loc[halfway:]
     return float((since / since.cummin()).max()) < 1 + MIN_DROP  # and never climbed on the way down
+
+
+def _untrained_until(run, climb: int) -> bool:
+    """Had the training loss learned nothing by ``climb`` (where the norm's climb began): its rolling median
+    of 3, up to and at that step, never ``MIN_DROP`` below the untrained reference
+    (:func:`signals.reference_level`: ln K when declared, else the first record)?
+
+    Why: a hundredfold climb is a spike only from a *working* level. A network initialised at a saddle --
+    a pointer network scoring exactly ln 5 for its first 30 steps under warmup, its norm 0.001 -- has no
+    working level yet: its gradient grows as it finds the way down, 0.001 -> 0.7 (x700) while the loss
+    fell from 1.61 to 0.48 and the norm then held (an outside set, 2026-12-06: ``grad_explosion`` until
+    then). :func:`_woke_up` still asks the norm to settle and the loss to end below where the climb began."""
+    loss = run.curve("train_loss")
+    loss = loss[loss > 0]
+    before = smooth(loss, 3)[loss.index <= climb]
+    return len(before) >= 1 and float(before.min()) > (1 - MIN_DROP) * reference_level(run, loss)
 
 
 def _awake_before(norms: pd.Series, climb: int) -> bool:
