@@ -2973,3 +2973,19 @@ def test_no_group_moving_a_float32_weight_is_a_plateau_not_a_freeze(tmp_path, mo
                     "update_ratio/decoder": moving * rng.uniform(0.7, 1.3, count)})
     found = labels(write_log(tmp_path, records(loss, **columns)))
     assert found[:1] == (["frozen_parameters"] if frozen else ["loss_plateau"])
+
+
+@pytest.mark.parametrize("gradient_after, frozen", [(math.nan, True), (0.0, False)])
+def test_a_gradient_gone_from_the_log_where_the_update_stopped_is_a_freeze(tmp_path, gradient_after, frozen):
+    # An outside ranker of two groups: its hidden layer set requires_grad=False at step 60 -- no p.grad to
+    # log from then on, its update exactly 0 -- while the loss carried on. A gradient logged as exactly 0
+    # instead is what dead units write, and with one group left moving the rule cannot tell them apart.
+    rng = np.random.default_rng(212)
+    count = 60
+    t = np.arange(count)
+    loss = learning_curve(count, rng, start=math.log(10), end=1.9, noise=0.02)
+    hidden_norm = np.where(t < 12, 0.2 * np.exp(rng.normal(0, 0.1, count)), gradient_after)
+    columns = {"grad_norm/hidden": hidden_norm, "grad_norm/out": 0.2 * np.exp(rng.normal(0, 0.1, count)),
+               "update_ratio/hidden": np.where(t < 12, 5e-3, 0.0), "update_ratio/out": np.full(count, 4e-3)}
+    found = labels(write_log(tmp_path, records(loss, **columns), start={"num_classes": 10}))
+    assert (found[:1] == ["frozen_parameters"]) == frozen

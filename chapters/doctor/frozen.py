@@ -85,7 +85,7 @@ def check(run) -> list[Finding]:
                   or (k in since and not _had_gradient(run, k))]
         moving = [k for k in keys if k not in frozen and (table[k].abs() > ZERO).any()]
         if len(moving) < 2:  # a network that died leaves one group learning, the head's bias (the prior)
-            frozen = [k for k in frozen if k in always]
+            frozen = [k for k in frozen if k in always or _gradient_gone_since(run, k, since[k])]
         if frozen and _learned_nothing(run):
             frozen = [k for k in frozen if not _gradient_is_zero(run, k)]  # dead units, not a freeze
         dead = _dead_below(run, table) if frozen and moving else None
@@ -140,6 +140,23 @@ def _zero_since(values) -> int | None:
     start = len(zero) - int(np.argmin(zero[::-1]))  # the first of the zeros that run to the end
     tail = len(zero) - start
     return values.index[start] if tail >= max(MIN_TAIL, FROZEN_TAIL * len(zero)) else None
+
+
+def _gradient_gone_since(run, key: str, row) -> bool:
+    """Was the group's gradient norm logged, a number, before ``row`` (where its update went to 0 for good),
+    and never from there on (missing, or written NaN)?
+
+    Why: units that die still get a gradient -- a tensor of zeros, logged 0 -- while a parameter taken out of
+    autograd (``requires_grad=False``) gets none at all: ``p.grad`` is ``None``, and a logger has no number to
+    write. So a gradient that vanishes from the log at the very record the update stops is a freeze, even
+    in a model of two groups where the one left moving could be a dead network's head (an outside ranker,
+    its hidden layer frozen at step 60 of 300, loss carrying on: healthy until 2026-12-06)."""
+    gradient = "grad_norm/" + key.split("/", 1)[1]
+    if gradient not in run.train:
+        return False
+    position = run.train.index.get_loc(row)
+    values = run.train[gradient].astype(float)
+    return bool(np.isfinite(values.iloc[:position]).any()) and not np.isfinite(values.iloc[position:]).any()
 
 
 def _loss_carried_on(run, row) -> bool:
