@@ -143,6 +143,12 @@ def _zero_since(values) -> int | None:
     return values.index[start] if tail >= max(MIN_TAIL, FROZEN_TAIL * len(zero)) else None
 
 
+def _gradient_key(key: str) -> str:
+    """The ``grad_norm/<group>`` column of the group that ``key`` (``update_ratio/<group>`` or ``grad_norm/<group>``)
+    names."""
+    return "grad_norm/" + key.split("/", 1)[1]
+
+
 def _gradient_gone_since(run, key: str, row) -> bool:
     """Was the group's gradient norm logged, a number, before ``row`` (where its update went to 0 for good),
     and never from there on (missing, or written NaN)?
@@ -152,7 +158,7 @@ def _gradient_gone_since(run, key: str, row) -> bool:
     write. So a gradient that vanishes from the log at the very record the update stops is a freeze, even
     in a model of two groups where the one left moving could be a dead network's head (an outside ranker,
     its hidden layer frozen at step 60 of 300, loss carrying on: healthy until 2026-12-06)."""
-    gradient = "grad_norm/" + key.split("/", 1)[1]
+    gradient = _gradient_key(key)
     if gradient not in run.train:
         return False
     position = run.train.index.get_loc(row)
@@ -220,7 +226,7 @@ def _dead_below(run, table: pd.DataFrame) -> tuple[list[str], str, int] | None:
         return None
     still, moving = {}, []
     for key in table.columns:
-        gradient = "grad_norm/" + key.split("/", 1)[1]
+        gradient = _gradient_key(key)
         if gradient not in run.train:
             return None  # no gradient logged: a freeze and a dead layer look alike
         since = _still_from(table[key].dropna()), _still_from(run.train[gradient].dropna())
@@ -274,7 +280,7 @@ def _gradient_is_zero(run, key: str) -> bool:
     gradient, and the loss sits at ln K: the network is dead, and ``loss_plateau`` is the diagnosis (an
     outside PointNet, 2026-12-04: ``frozen_parameters`` until then). A group with a gradient but no update
     was left out of the optimizer, whatever the loss did: that is a freeze."""
-    gradient = "grad_norm/" + key.split("/", 1)[1]
+    gradient = _gradient_key(key)
     if gradient not in run.train:
         return key.startswith("grad_norm/")
     values = run.train[gradient].dropna().abs()
@@ -313,7 +319,7 @@ def _gradient_share(run, key: str) -> tuple[pd.Series, pd.Series]:
     """Record by record, the gradient norm of ``key``'s group over the largest group's (records where it
     cannot be read left out), and whether the group had a gradient there at all (above ``ZERO``); both
     empty when the group's gradient is not logged."""
-    gradient = "grad_norm/" + key.split("/", 1)[1]
+    gradient = _gradient_key(key)
     if gradient not in run.train:
         return pd.Series(dtype=float), pd.Series(dtype=bool)
     own = run.train[gradient].abs()
