@@ -1211,7 +1211,6 @@ def test_a_validation_loss_still_falling_is_slow_learning_not_a_plateau(tmp_path
     assert (found[:1] or [None]) == [label]
 
 
-
 def test_the_long_logs_trend_is_the_rolling_median_within_its_noise():
     # Over EXACT_TREND records the found period's detrending medians 100 windows and interpolates between
     # them (a rolling median an eighth of a million records wide takes a second): it must draw the same trend.
