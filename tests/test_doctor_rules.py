@@ -672,6 +672,29 @@ def test_the_05_judges_logs_are_judged_right_by_the_doctor(tmp_path):
         assert ("no_shuffle" in labels(tmp_path / str(sub_seed))) is periodic, sub_seed
 
 
+@pytest.mark.parametrize("sorted_classes, want", [(False, ["divergence"]), (True, ["no_shuffle", "divergence"])])
+def test_a_loss_climbing_orders_of_magnitude_draws_no_epoch_shape(tmp_path, sorted_classes, want):
+    # A gradient-ascent bug: the loss falls for 18 records, then climbs 14 orders of magnitude, logged three
+    # records a 62-step epoch. The curved climb left the same bump in every epoch, and this seed's even and
+    # odd epochs agreed by chance: no_shuffle first. Sorted class blocks whose easiest block comes first
+    # "blow up" against the first record too -- ten times it and never back under -- but never fell first.
+    rng = np.random.default_rng(10 if not sorted_classes else 0)
+    if sorted_classes:
+        count, every = 160, 10
+        log_loss = np.log(np.array([0.1, 0.4, 1.2, 2.5]))[(np.arange(count) // 3) % 4]
+        epochs = np.arange(count) // 12
+    else:
+        count, every = 40, 20
+        steps = np.arange(1, count + 1) * every
+        log_loss = np.where(steps >= 380, np.log(9.6) + 11 * np.log1p(np.maximum(steps - 380, 0) / 20),
+                            np.log(40 * np.exp(-steps / 30) + 0.2 + 0.3 * np.exp(-steps / 150)))
+        epochs = (steps - 1) // 62
+    log_loss = log_loss + rng.normal(0, 0.05 if sorted_classes else 0.08, count)
+    lines = [{"step": (k + 1) * every, "epoch": int(epochs[k]), "train_loss": float(np.exp(value))}
+             for k, value in enumerate(log_loss)]
+    assert labels(write_log(tmp_path, lines, start={}))[:2] == want
+
+
 def test_epoch_shape_needs_enough_epochs_and_a_shape():
     pattern = np.tile([1.0, 1.5, 1.2, 0.9], 10)  # a shape of 4 steps, 10 epochs
     assert epoch_shape(pattern, 4).repeats
@@ -1093,6 +1116,22 @@ def test_a_group_with_no_gradient_beside_a_loss_at_ln_k_is_dead_not_frozen(tmp_p
     columns = {"grad_norm/feat": np.zeros(count), "grad_norm/head": 0.1 * rng.uniform(0.5, 1.5, count),
                "update_ratio/feat": np.zeros(count), "update_ratio/head": 3e-5 * rng.uniform(0.5, 1.5, count)}
     path = write_log(tmp_path, records(loss, **columns), start={"num_classes": 5})
+    assert labels(path)[:1] == [want]
+
+
+@pytest.mark.parametrize("not_trainable, want", [(0, "loss_plateau"), (1, "loss_plateau"),
+                                                  (9_400, "frozen_parameters")])
+def test_a_zero_group_beside_a_loss_at_ln_k_is_frozen_when_run_start_counts_it_out(tmp_path, not_trainable, want):
+    # A VAE whose decoder has requires_grad=False from the first step: gradient and update exactly 0, the
+    # encoder alone moving, the loss flat -- what dead units write too. run_start counting 9,400 of 19,800
+    # parameters as not trainable says it is a freeze; equal counts, or a single fixed one, leave it dead.
+    rng = np.random.default_rng(31)
+    count = 50
+    loss = math.log(2) * np.exp(rng.normal(0, 0.001, count))
+    columns = {"grad_norm/decoder": np.zeros(count), "grad_norm/encoder": 0.8 * rng.uniform(0.5, 1.5, count),
+               "update_ratio/decoder": np.zeros(count), "update_ratio/encoder": 5e-3 * rng.uniform(0.5, 1.5, count)}
+    path = write_log(tmp_path, records(loss, **columns),
+                     start={"num_classes": 2, "total_params": 19_800, "trainable_params": 19_800 - not_trainable})
     assert labels(path)[:1] == [want]
 
 

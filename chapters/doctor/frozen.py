@@ -87,7 +87,7 @@ def check(run) -> list[Finding]:
         moving = [k for k in keys if k not in frozen and (table[k].abs() > ZERO).any()]
         if len(moving) < 2:  # a network that died leaves one group learning, the head's bias (the prior)
             frozen = [k for k in frozen if k in always or _gradient_gone_since(run, k, since[k])]
-        if frozen and _learned_nothing(run):
+        if frozen and _learned_nothing(run) and not _counts_a_freeze(run):
             frozen = [k for k in frozen if not _gradient_is_zero(run, k)]  # dead units, not a freeze
         dead = _dead_below(run, table) if frozen and moving else None
         if dead is not None:  # what stood still is everything below the output layer: dead, not frozen
@@ -124,6 +124,18 @@ def _a_handful_fixed(run) -> bool:
     hid.)"""
     total, trainable = run.info("total_params"), run.info("trainable_params")
     return bool(total) and trainable is not None and 0 < total - trainable < MIN_FROZEN_SHARE * total
+
+
+def _counts_a_freeze(run) -> bool:
+    """Does ``run_start`` count at least ``MIN_FROZEN_SHARE`` of the parameters as not trainable?
+
+    Why it settles a group at exactly 0 beside a loss that learned nothing: dead units and a
+    ``requires_grad=False`` freeze both log a gradient of 0, but only the freeze takes parameters out of the
+    trainable count -- dead ReLUs are as trainable as any. An outside VAE whose decoder was frozen from the
+    first step (47 % of the model not trainable) could not lower its loss at all, and was ``loss_plateau``
+    until 2026-12-06, as was a DNA-motif CNN with its convolutions frozen (95 %)."""
+    total, trainable = run.info("total_params"), run.info("trainable_params")
+    return bool(total) and trainable is not None and total - trainable >= MIN_FROZEN_SHARE * total
 
 
 def _zero_since(values) -> int | None:

@@ -61,9 +61,9 @@ import pandas as pd
 
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.plateau import MIN_DROP, dead_network, learned
-from chapters.doctor.reference import RISE, declared
+from chapters.doctor.reference import RISE, blown_up_at
 from chapters.doctor.schedule import climb_start, lr_raised
-from chapters.doctor.signals import (BLOWUP, NOISE_UNITS, blew_up, factor, first_sustained, group_keys, head,
+from chapters.doctor.signals import (BLOWUP, NOISE_UNITS, factor, first_sustained, group_keys, head,
                                      noise_scale, reference_level, smooth, tail, trend_z, val_losses, window_for)
 
 EXPLODE = 10.0
@@ -645,12 +645,8 @@ def _died(run) -> bool:
 
 
 def _blew_up_by(run, row) -> bool:
-    """Did the loss blow up (:func:`signals.blew_up`) at or before the training row ``row``?"""
-    loss = run.curve("train_loss")
-    loss = loss[loss > 0]
-    if len(loss) < 2:
-        return False
-    step = blew_up(loss, reference_level(run, loss), declared(run))
+    """Did the loss blow up (:func:`reference.blown_up_at`) at or before the training row ``row``?"""
+    step = blown_up_at(run)
     return step is not None and step <= run.train.loc[row, "step"]
 
 

@@ -95,7 +95,7 @@ import numpy as np
 import pandas as pd
 
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.reference import rose_past_first
+from chapters.doctor.reference import blown_up_at, rose_past_first
 from chapters.doctor.signals import curve
 
 MIN_CORRELATION = {8: 0.8, 4: 0.98}  # one-sided p of about 1 % for 8 and for 4 independent points
@@ -161,6 +161,8 @@ def check(run) -> list[Finding]:
         return []  # the learning rate draws the same shape every epoch (warm restarts each epoch)
     if rose_past_first(run, run.curve("train_loss")):
         return []  # thrown far up at once, cycling up there (a learning rate too high): divergence's
+    if _fell_then_blew_up(run):
+        return []  # a climb of orders of magnitude bends the log loss into the same bump every epoch
     if _memorising(run, log_loss, phase, epoch, shape, frame["step"].to_numpy()):
         return []  # the staircase of a model that knows its training examples by heart: overfitting's
     how = "a period found in the data" if found else "the declared epoch"
@@ -174,6 +176,25 @@ def check(run) -> list[Finding]:
                         "(DataLoader(shuffle=True, generator=...))",
                     experiment="re-run with shuffle=True: the saw-tooth disappears and val loss is lower",
                     lesson=LESSON)]
+
+
+def _fell_then_blew_up(run) -> bool:
+    """Did the training loss fall from its start and then blow up (:func:`reference.blown_up_at`: ten times
+    the untrained reference, never back below it)?
+
+    Why a shape found in such a run is none: a loss climbing by orders of magnitude is curved on the log
+    scale, and what a rolling mean one epoch wide leaves of a curve is the same bump in every epoch -- a
+    shape locked to the epoch that the data order did not draw. An outside VAE with a gradient-ascent bug,
+    0.2 -> 1.7e15 over twenty records of three an epoch, was ``no_shuffle`` at 0.88 above its ``divergence``
+    until 2026-12-06. Why "fell" first: sorted data puts its easiest block first, and a run whose first record
+    is its lowest "blows up" against it by the blocks alone (two outside runs sorted by amplitude and by task,
+    0.07-0.2 first and 6-10 later) -- :func:`reference.rose_past_first`'s case."""
+    blown = blown_up_at(run)
+    if blown is None:
+        return False
+    loss = run.curve("train_loss")
+    before = loss[(loss.index < blown) & (loss > 0)]
+    return len(before) >= 2 and float(before.median()) < float(before.iloc[0])
 
 
 def _faint(shape: EpochShape) -> bool:

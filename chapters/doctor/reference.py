@@ -31,6 +31,16 @@ def declared(run) -> bool:
     return run.class_count is not None
 
 
+def blown_up_at(run) -> int | None:
+    """The step where the run's positive training loss blew up (:func:`signals.blew_up`: ten times the
+    untrained reference, never back below it), or None."""
+    loss = run.curve("train_loss")
+    loss = loss[loss > 0]
+    if len(loss) < 2:
+        return None
+    return signals.blew_up(loss, signals.reference_level(run, loss), declared(run))
+
+
 def log_noise(run, loss: pd.Series) -> float:
     """The noise of (smoothed log loss - log reference), in log units."""
     window = window_for(len(loss))
