@@ -103,8 +103,8 @@ def check(run) -> list[Finding]:
                                         "moves")]
     if any(len(group_keys(run.train, prefix)) >= 2 for prefix in ("update_ratio", "grad_norm")):
         return []  # the log watched its groups and saw none stand still: the counts add no evidence
-    total, trainable = run.info("total_params"), run.info("trainable_params")
-    if total and trainable is not None and total - trainable >= MIN_FROZEN_SHARE * total:
+    if _counts_a_freeze(run):
+        total, trainable = run.info("total_params"), run.info("trainable_params")
         return [_finding(0.62, int(run.run_start.get("step") or 0),
                          f"run_start says {int(total - trainable):,} of {int(total):,} parameters are not "
                          "trainable")]
@@ -122,8 +122,7 @@ def _a_handful_fixed(run) -> bool:
     outside two-tower models logging ``update_ratio/temperature`` at 0 beside 1 of 7,361 parameters not
     trainable were ``frozen_parameters`` at 0.9 until 2026-12-05 -- healthy, or a plateau the finding
     hid.)"""
-    total, trainable = run.info("total_params"), run.info("trainable_params")
-    return bool(total) and trainable is not None and 0 < total - trainable < MIN_FROZEN_SHARE * total
+    return 0 < _fixed_share(run) < MIN_FROZEN_SHARE
 
 
 def _counts_a_freeze(run) -> bool:
@@ -134,8 +133,14 @@ def _counts_a_freeze(run) -> bool:
     trainable count -- dead ReLUs are as trainable as any. An outside VAE whose decoder was frozen from the
     first step (47 % of the model not trainable) could not lower its loss at all, and was ``loss_plateau``
     until 2026-12-06, as was a DNA-motif CNN with its convolutions frozen (95 %)."""
+    return _fixed_share(run) >= MIN_FROZEN_SHARE
+
+
+def _fixed_share(run) -> float:
+    """The share of the parameters that ``run_start`` counts as not trainable (``total_params`` minus
+    ``trainable_params``, over ``total_params``); 0 when it does not give both counts."""
     total, trainable = run.info("total_params"), run.info("trainable_params")
-    return bool(total) and trainable is not None and total - trainable >= MIN_FROZEN_SHARE * total
+    return (total - trainable) / total if total and trainable is not None else 0.0
 
 
 def _zero_since(values) -> int | None:
@@ -233,8 +238,7 @@ def _dead_below(run, table: pd.DataFrame) -> tuple[list[str], str, int] | None:
     below the decoder at 0 from there), were called frozen until 2026-12-06. A ``run_start`` that counts
     parameters as not trainable says the stillness is a ``requires_grad=False`` freeze, chosen or not, and
     the frozen rule reads it so."""
-    total, trainable = run.info("total_params"), run.info("trainable_params")
-    if (total and trainable is not None and trainable < total) or len(table.columns) < 3:
+    if _fixed_share(run) > 0 or len(table.columns) < 3:
         return None
     still, moving = {}, []
     for key in table.columns:
