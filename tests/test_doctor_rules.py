@@ -12,7 +12,7 @@ import pytest
 
 from autograder.problems import no_shuffle as no_shuffle_problem
 from chapters.doctor import diagnose
-from chapters.doctor.no_shuffle import epoch_shape, min_correlation
+from chapters.doctor.no_shuffle import _in_step, epoch_shape, min_correlation
 from chapters.doctor.signals import trend_z
 
 
@@ -331,7 +331,8 @@ def test_a_log_that_starts_late_is_stuck_when_it_sits_at_the_declared_ln_k(tmp_p
 def test_val_loss_steadily_a_little_below_the_floor_is_leakage(tmp_path):
     rng = np.random.default_rng(6)
     train = records(learning_curve(200, rng, end=0.5))
-    evals = [{"step": s, "val_loss": float(0.87 * 0.6 * math.exp(rng.normal(0, 0.005)) + 0.6 * 0.5 * math.exp(-s / 300))}
+    evals = [{"step": s,
+              "val_loss": float(0.87 * 0.6 * math.exp(rng.normal(0, 0.005)) + 0.6 * 0.5 * math.exp(-s / 300))}
              for s in range(100, 2001, 100)]  # ends 10-13 % below the floor 0.6
     path = write_log(tmp_path, sorted(train + evals, key=lambda r: r["step"]), start={"loss_floor": 0.6})
     assert labels(path)[:1] == ["leakage"]
@@ -1539,8 +1540,9 @@ def test_a_handful_of_fixed_parameters_is_no_freeze(tmp_path, fixed, want):
 
 
 def test_a_diverged_runs_gradient_shares_are_not_vanishing_gradients(tmp_path):
-    # An RNN thrown out at its first steps (the loss 6x ln V from the second record on): the recurrent weights' gradient is 1e5-1e7, the head's a normal
-    # size, so its share is 1e-5 -- the divergence is the diagnosis, the share its symptom.
+    # An RNN thrown out at its first steps (the loss 6x ln V from the second record on): the recurrent weights'
+    # gradient is 1e5-1e7, the head's a normal size, so its share is 1e-5 -- the divergence is the diagnosis,
+    # the share its symptom.
     rng = np.random.default_rng(1)
     loss = np.concatenate([[4.8], 30 * np.exp(rng.normal(0, 0.1, 199))])
     recurrent = np.concatenate([[1.0], 10 ** rng.uniform(5, 7, 199)])
@@ -3027,3 +3029,47 @@ def test_a_gradient_gone_from_the_log_where_the_update_stopped_is_a_freeze(tmp_p
                "update_ratio/hidden": np.where(t < 12, 5e-3, 0.0), "update_ratio/out": np.full(count, 4e-3)}
     found = labels(write_log(tmp_path, records(loss, **columns), start={"num_classes": 10}))
     assert (found[:1] == ["frozen_parameters"]) == frozen
+
+
+@pytest.mark.parametrize("steps_per_epoch, want", [(140, "oscillation"), (128, "no_shuffle")])
+def test_a_period_out_of_step_with_the_declared_epoch_swings_on_another_clock(tmp_path, steps_per_epoch, want):
+    # A saw-tooth every 32 steps -- an outside diffusion model's stale EMA copied back into the weights on a
+    # timer -- logged every 4 steps. Against 140-step epochs it runs on a clock other than the data order's;
+    # four teeth to a 128-step epoch are what four sorted blocks draw.
+    rng = np.random.default_rng(230)
+    rows = [{"step": step, "epoch": (step - 1) // steps_per_epoch, "lr": 1e-3,
+             "train_loss": (0.4 + 0.5 * math.exp(-((step - 1) % 32) / 6)) * math.exp(rng.normal(0, 0.04))}
+            for step in range(4, 1601, 4)]
+    found = labels(write_log(tmp_path, rows, start={"steps_per_epoch": steps_per_epoch}))
+    assert found[:1] == [want] and ("no_shuffle" in found) == (want == "no_shuffle")
+
+
+@pytest.mark.parametrize("gradient_after, frozen", [("piles_up", True), ("zero", False)])
+def test_a_group_left_out_of_a_rebuilt_optimizer_keeps_its_gradient_and_is_frozen(tmp_path, gradient_after, frozen):
+    # An outside diffusion model's optimizer rebuilt at step 500 over its head alone: the other layers take no
+    # step from then on, and optimizer.zero_grad() no longer clears them, so their gradients pile up. The
+    # head is the one group left moving -- as in a network whose units died, which pass back exactly 0.
+    rng = np.random.default_rng(231)
+    count = 100
+    t = np.arange(count)
+    loss = learning_curve(count, rng, start=1.0, end=0.3, noise=0.03)
+    stopped = t >= 40
+    piled = 0.2 * np.exp(rng.normal(0, 0.1, count)) * np.where(stopped, t - 38, 1)
+    gradient = np.where(stopped, 0.0, piled) if gradient_after == "zero" else piled
+    columns = {"grad_norm/hidden": gradient, "grad_norm/head": 0.2 * np.exp(rng.normal(0, 0.1, count)),
+               "grad_norm/input": gradient * 0.5,
+               "update_ratio/hidden": np.where(stopped, 0.0, 4e-3), "update_ratio/input": np.where(stopped, 0.0, 3e-3),
+               "update_ratio/head": np.full(count, 5e-3)}
+    found = labels(write_log(tmp_path, records(loss, **columns)))
+    assert (found[:1] == ["frozen_parameters"]) == frozen
+
+
+@pytest.mark.parametrize("log_every, in_step", [(50, True), (10, False)])
+def test_a_period_found_in_a_log_under_two_records_an_epoch_may_be_an_alias(log_every, in_step):
+    # The family benchmark's linear model on sorted data, epochs of 63 steps logged every 50: its shape shows
+    # in the records every 450 steps, a beat of the two clocks. Logged every 10 steps, a period of 450 is
+    # out of step with the epoch.
+    step = np.arange(log_every, 2001, log_every, dtype=float)
+    declared = (((step - 1) % 63) / 63, ((step - 1) // 63).astype(int))
+    found = ((step % 450) / 450, (step // 450).astype(int))
+    assert _in_step(declared, found) == in_step

@@ -86,7 +86,8 @@ def check(run) -> list[Finding]:
                   or (k in since and not _had_gradient(run, k))]
         moving = [k for k in keys if k not in frozen and (table[k].abs() > ZERO).any()]
         if len(moving) < 2:  # a network that died leaves one group learning, the head's bias (the prior)
-            frozen = [k for k in frozen if k in always or _gradient_gone_since(run, k, since[k])]
+            frozen = [k for k in frozen if k in always or _gradient_gone_since(run, k, since[k])
+                      or _gradient_kept_since(run, k, since[k])]
         if frozen and _learned_nothing(run) and not _counts_a_freeze(run):
             frozen = [k for k in frozen if not _gradient_is_zero(run, k)]  # dead units, not a freeze
         dead = _dead_below(run, table) if frozen and moving else None
@@ -181,6 +182,27 @@ def _gradient_gone_since(run, key: str, row) -> bool:
     position = run.train.index.get_loc(row)
     values = run.train[gradient].astype(float)
     return bool(np.isfinite(values.iloc[:position]).any()) and not np.isfinite(values.iloc[position:]).any()
+
+
+def _gradient_kept_since(run, key: str, row) -> bool:
+    """Did the group keep a live gradient from ``row`` (where its update went to 0 for good) to the end: its
+    gradient norm logged and above ``ZERO`` at every record from there on, and its median share of the largest
+    group's there at least ``VANISH_RATIO``?
+
+    Why: units that die pass nothing back -- their layers get a gradient of exactly 0, and only the head's
+    bias goes on learning, the one group that moves (which is why a single moving group is otherwise read as a
+    dead network). A group that still gets a gradient as large as the others' and takes no step was taken out
+    of the optimizer. An outside diffusion model whose optimizer was rebuilt at step 500 over the head alone
+    was ``grad_explosion`` until 2026-12-06: ``optimizer.zero_grad()`` clears only the parameters it holds,
+    so the left-out layers' gradients piled up step after step (0.2 -> 22), beside updates of exactly 0."""
+    gradient = _gradient_key(key)
+    if key.startswith("grad_norm/") or gradient not in run.train:
+        return False
+    after = run.train[gradient].iloc[run.train.index.get_loc(row):].astype(float)
+    share, _ = _gradient_share(run, key)
+    share = share[share.index >= row]
+    return (len(after) > 0 and bool((np.isfinite(after) & (after.abs() > ZERO)).all()) and len(share) > 0
+            and float(share.median()) >= VANISH_RATIO)
 
 
 def _loss_carried_on(run, row) -> bool:

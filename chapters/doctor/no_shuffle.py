@@ -80,6 +80,11 @@ Last, whatever found the shape: when the logged learning rate moves within the e
 schedule drew it -- warm restarts every epoch -- and there is no finding (such constructed healthy runs:
 44 of 288 called ``no_shuffle`` until 2026-12-02, now 0).
 
+And a period found in the data while the log declares its epoch must be in step with that epoch -- a
+divisor or a multiple of it (:func:`_in_step`): the data order repeats with the epoch. A shape that passes
+every test above on a period out of step with it swings on a clock of its own -- a cyclic learning rate, an
+EMA of the weights copied back on a timer -- and is reported as ``oscillation`` (:func:`_another_clock`).
+
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01): no_shuffle
 15/18 top-1; all labels 218/243, 1/90 false alarms; constructed class-sorted shapes
 (``bench/doctor_shapes.py``) 30/30, no ``no_shuffle`` false alarm on 200 short noisy healthy logs (6 before
@@ -112,6 +117,7 @@ MIN_EPOCHS = 4  # epochs' worth of records: two even and two odd, so neither hal
 MIN_ACF = 0.5
 MIN_PERIOD = 4  # records: a bounce every second or third record is oscillation (_found_phase)
 EXACT_TREND = 20_000  # records; above this the found period's detrending is interpolated (_slow_trend)
+IN_STEP = 0.1  # a found period and a declared epoch: one a whole number of the other, to a tenth
 MIN_FOUND_SWING = 0.1  # a found period must move the loss by 10 %: no declared epoch vouches for it
 # Any shape must move the loss by 0.5 %: the same batch order drawing less than that changes nothing worth a
 # reshuffle (a VAE at LR 1e-6 repeated a 0.04 % within-epoch shape, correlation 0.98 -- its fixed batches,
@@ -132,6 +138,7 @@ STEADY_FALL = 0.25  # ... falling by no more than this share of its climb ...
 CLOSED = 0.25  # ... after a first epoch whose val/train gap (log) was at most this share of the late one
 SCHEDULE_CHANCE = 0.05  # a looser level to *excuse* a shape: the schedule is a known cause beside it
 LESSON = "docs/doctor.md#no_shuffle"
+OSCILLATION_LESSON = "docs/doctor.md#oscillation"
 
 
 def check(run) -> list[Finding]:
@@ -143,7 +150,7 @@ def check(run) -> list[Finding]:
     if len(frame) < 16 or not (frame["train_loss"] > 0).any():
         return []
     log_loss = np.log(_zeros_at_resolution(frame["train_loss"].to_numpy()))
-    phase, epoch = _declared_phase(frame, run.info("steps_per_epoch"))
+    phase, epoch = declared = _declared_phase(frame, run.info("steps_per_epoch"))
     shape = _epoch_shape(log_loss, phase, epoch) if phase is not None else None
     found = shape is None or not shape.repeats
     if found:  # no epoch declared, or its shape does not repeat: class-sorted data repeats once per *class*
@@ -165,6 +172,8 @@ def check(run) -> list[Finding]:
         return []  # a climb of orders of magnitude bends the log loss into the same bump every epoch
     if _memorising(run, log_loss, phase, epoch, shape, frame["step"].to_numpy()):
         return []  # the staircase of a model that knows its training examples by heart: overfitting's
+    if found and not _in_step(declared, (phase, epoch)):
+        return [_another_clock(shape, frame["step"].to_numpy(dtype=float), declared, (phase, epoch))]
     how = "a period found in the data" if found else "the declared epoch"
     return [Finding("no_shuffle", confidence(0.8, shape.correlation / shape.threshold * shape.share
                                              / MIN_SHARE),
@@ -570,6 +579,68 @@ def _declared_phase(frame: pd.DataFrame, steps_per_epoch):
             return None, None
         return ((step - 1) % length) / length, np.floor((step - 1) / length).astype(int)
     return None, None
+
+
+def _in_step(declared, found) -> bool:
+    """Is a period found in the data in step with the declared epoch -- one of them a whole number of the
+    other, to ``IN_STEP`` of the shorter -- or did the log declare no epoch? Each is a (phase, epoch) pair per
+    record (:func:`_periods_per_epoch`).
+
+    Why: an order that repeats every epoch repeats at the epoch, at a divisor of it -- ten class blocks of
+    equal size, ten teeth an epoch -- or, as the autocorrelation may peak there, at a multiple of it (an
+    epoch of 12.5 records is 25 whole records in two); an epoch boundary falls where a period ends. A
+    period out of step with the epoch has some other clock (:func:`_another_clock`).
+
+    Unless the log holds fewer than two records an epoch: sampled below its Nyquist rate, the epoch's shape
+    shows at an alias, a beat of the epoch and the logging interval (an epoch of 63 steps logged every 50
+    repeats every 450 steps in the records: a linear model on sorted data in the family benchmark), and
+    nothing can be read from the period."""
+    periods = _periods_per_epoch(declared, found)
+    if periods is None or (len(declared[0]) - 1) / _cycles(*declared) < 2:
+        return True
+    multiple = max(periods, 1 / periods)
+    return abs(multiple - round(multiple)) <= IN_STEP
+
+
+def _periods_per_epoch(declared, found) -> float | None:
+    """How many found periods one declared epoch holds: the ratio of the cycles each (phase, epoch) pair
+    counts over the same records; None without a declared epoch."""
+    if declared[0] is None:
+        return None
+    declared_cycles, found_cycles = _cycles(*declared), _cycles(*found)
+    return found_cycles / declared_cycles if declared_cycles > 0 and found_cycles > 0 else None
+
+
+def _cycles(phase: np.ndarray, epoch: np.ndarray) -> float:
+    """Epochs (or periods) from the first record to the last."""
+    return float(epoch[-1] + phase[-1] - epoch[0] - phase[0])
+
+
+def _another_clock(shape: EpochShape, steps: np.ndarray, declared, found) -> Finding:
+    """``oscillation``: a swing that repeats at a period out of step with the declared epoch (:func:`_in_step`).
+
+    Why not ``no_shuffle``: the data order repeats with the epoch, so a period that is neither a divisor nor a
+    multiple of it was drawn by something else on a timer of its own -- a cyclic learning rate whose peak is
+    too high, an exponential moving average of the weights copied back into the model every so many steps, a
+    checkpoint reloaded on a schedule. Three outside diffusion runs whose stale EMA was copied into the model
+    every 50-120 steps, with 32-step epochs declared, swung 23-81 % in a saw-tooth of 1.6-3.8 epochs, and a
+    word2vec model under a cyclic learning rate peaking 10x too high swung 109 % every 0.43 epochs: all four
+    were ``no_shuffle`` until 2026-12-06, ``oscillation`` to their authors. The same shapes, the same tests,
+    the same threshold as a period found in the data: only the name changes, so no run is flagged that was
+    not flagged before."""
+    span = steps[-1] - steps[0]
+    period, epoch = span / _cycles(*found), span / _cycles(*declared)
+    return Finding("oscillation", confidence(0.6, shape.correlation / shape.threshold * shape.share / MIN_SHARE),
+                   int(steps[0]),
+                   f"the loss swings {shape.swing:.0%} and back every {period:.0f} steps, over {shape.epochs} "
+                   f"periods (correlation {shape.correlation:.2f} between even and odd ones) -- out of step with "
+                   f"the declared epoch of {epoch:.0f} steps, so something other than the data order runs on "
+                   "that clock",
+                   fix="find what happens every that many steps: a cyclic learning rate whose peak is too high, "
+                       "averaged (EMA) weights or a checkpoint copied back into the model; lower the peak or "
+                       "stop the reload",
+                   experiment="re-run with a constant learning rate and nothing reloaded: the swings stop",
+                   lesson=OSCILLATION_LESSON)
 
 
 def _slow_trend(loss: np.ndarray, window: int) -> np.ndarray:

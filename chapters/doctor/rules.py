@@ -92,4 +92,15 @@ def diagnose_run(run: RunLog) -> Diagnosis:
     with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
         run = log_density.moved(run)  # a loss below zero is read from a baseline (factors need a zero)
         findings = [finding for rule in RULES for finding in rule.check(run)]
-    return Diagnosis(rank(findings), list(run.notes))
+    return Diagnosis(rank(_one_per_label(findings)), list(run.notes))
+
+
+def _one_per_label(findings: list[Finding]) -> list[Finding]:
+    """The most confident finding of each label. Why: two rules can reach one label by different evidence
+    (a network dead below its head, seen by the frozen rule, is a ``loss_plateau``; a swing on a clock of its
+    own, seen by the periodicity test, is an ``oscillation``), and the report names each diagnosis once."""
+    best: dict[str, Finding] = {}
+    for finding in findings:
+        if finding.anomaly not in best or finding.confidence > best[finding.anomaly].confidence:
+            best[finding.anomaly] = finding
+    return list(best.values())
