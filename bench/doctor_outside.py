@@ -1,8 +1,9 @@
 """The doctor on labelled logs from training code someone else wrote.
 
     python bench/doctor_outside.py FOLDER [FOLDER ...] [--visible yes] [--misses]
+    python bench/doctor_outside.py bench/outside/*.tar.xz --visible yes     # the sets kept in the repository
 
-Each FOLDER holds ``logs/<name>/metrics.jsonl`` (any log the JSONL contract allows) and ``labels.csv`` with at
+Each FOLDER (or a ``.tar.xz`` archive of one, unpacked to a temporary folder) holds ``logs/<name>/metrics.jsonl`` (any log the JSONL contract allows) and ``labels.csv`` with at
 least the columns ``name`` and ``label`` (a label of the vocabulary, or ``healthy``), optionally ``visible``
 (``yes`` / ``ambiguous`` / ``no``: did the author, reading the log with plain checks, see the fault in it?).
 Prints top-1 on the faulty logs and false alarms on the healthy ones, per label and per visibility, and how
@@ -12,7 +13,8 @@ Why this exists beside ``bench/doctor_families.py``: the families were written b
 habits may have leaked into the rules however carefully they were held out. Logs written by somebody who
 never read the rules -- another person, another team's trainer, a helper told not to look -- are the test a
 user's run will set. Such a set steers the rules the moment its misses are read, so keep a fresh one back for
-the final figure.
+the final figure. The sets whose misses were read are kept in ``bench/outside/`` (``bench/outside/README.md``) as
+regression guards: a rule change that loses one of their logs should say why.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+import tarfile
+import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -29,6 +33,22 @@ from chapters.doctor import diagnose  # noqa: E402
 from chapters.errors import MetricsLogError  # noqa: E402
 
 CONFIDENT = 0.8
+
+
+def unpacked(paths: list[Path], scratch: Path) -> list[Path]:
+    """The folders to score: each ``.tar.xz`` archive unpacked into ``scratch`` (one folder inside it, the
+    set's name), every other path as it is."""
+    folders = []
+    for path in paths:
+        if path.name.endswith(".tar.xz"):
+            with tarfile.open(path) as archive:
+                # The data filter (Python 3.10.12+): no absolute paths, no links out of the folder.
+                safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+                archive.extractall(scratch, **safe)
+            folders.append(scratch / path.name[:-len(".tar.xz")])
+        else:
+            folders.append(path)
+    return folders
 
 
 def labelled(folder: Path) -> list[dict]:
@@ -46,9 +66,10 @@ def main() -> int:
     parser.add_argument("--visible", default=None, help="only logs marked so (yes, ambiguous, no)")
     parser.add_argument("--misses", action="store_true", help="list every wrong top-1 and false alarm")
     args = parser.parse_args()
+    scratch = tempfile.TemporaryDirectory()  # removed when the script ends
     try:
-        rows = [row for folder in args.folders for row in labelled(folder)]
-    except (OSError, KeyError, csv.Error) as error:
+        rows = [row for folder in unpacked(args.folders, Path(scratch.name)) for row in labelled(folder)]
+    except (OSError, KeyError, csv.Error, tarfile.TarError) as error:
         print(f"doctor_outside: cannot read the labels: {error}", file=sys.stderr)
         return 2
     if args.visible:
