@@ -3,9 +3,10 @@
     python bench/doctor_outside.py FOLDER [FOLDER ...] [--visible yes] [--misses]
     python bench/doctor_outside.py bench/outside/*.tar.xz --visible yes     # the sets kept in the repository
 
-Each FOLDER (or a ``.tar.xz`` archive of one, unpacked to a temporary folder) holds ``logs/<name>/metrics.jsonl`` (any log the JSONL contract allows) and ``labels.csv`` with at
-least the columns ``name`` and ``label`` (a label of the vocabulary, or ``healthy``), optionally ``visible``
-(``yes`` / ``ambiguous`` / ``no``: did the author, reading the log with plain checks, see the fault in it?).
+Each FOLDER (or a ``.tar.xz`` archive of one, unpacked to a temporary folder) holds ``logs/<name>/metrics.jsonl``
+(any log the JSONL contract allows) and ``labels.csv`` with at least the columns ``name`` and ``label`` (a label
+of the vocabulary, or ``healthy``), optionally ``visible`` (``yes`` / ``ambiguous`` / ``no``: did the author,
+reading the log with plain checks, see the fault in it? Left blank, or no such column: ``yes``).
 Prints top-1 on the faulty logs and false alarms on the healthy ones, per label and per visibility, and how
 often a finding with confidence >= 0.8 names the log's label (a finding on a healthy log is always wrong).
 
@@ -56,7 +57,7 @@ def labelled(folder: Path) -> list[dict]:
         rows = list(csv.DictReader(table))
     for row in rows:
         row["path"] = folder / "logs" / row["name"]
-        row.setdefault("visible", "yes")
+        row["visible"] = (row.get("visible") or "yes").strip()  # no column, or left blank: shown
     return rows
 
 
