@@ -391,18 +391,19 @@ def _epoch_shape(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray) -> Epoc
     class *block*, several times an epoch; ten teeth averaged into eight bins cancel out, while at record
     resolution each tooth sits at the same phase every epoch. The threshold follows the bin count
     (:func:`min_correlation`), so more bins ask less correlation of each but the same chance of being fooled."""
-    shape = _split_half(loss, phase, epoch)
+    residuals = _scaled_residual(loss, _numbered(epoch))  # both resolutions read the same residuals
+    shape = _split_half(loss, phase, epoch, residuals=residuals)
     per_epoch = int(np.bincount(_numbered(epoch)).max())
     if shape is None and per_epoch == SHORT_EPOCH:
         return _short_epoch_shape(loss, phase, epoch)
     if (shape is not None and shape.repeats) or per_epoch < FINE:
         return shape
-    fine = _split_half(loss, phase, epoch, (per_epoch, per_epoch // 2), by_record=True)
+    fine = _split_half(loss, phase, epoch, (per_epoch, per_epoch // 2), by_record=True, residuals=residuals)
     return fine if fine is not None and fine.repeats else shape
 
 
 def _split_half(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray, resolutions=tuple(MIN_CORRELATION),
-                by_record=False) -> EpochShape | None:
+                by_record=False, residuals=None) -> EpochShape | None:
     """The statistic of a log-loss series, given each record's phase (position within its epoch, in [0, 1))
     and epoch; None when there are too few epochs or the shape is flat. The first of ``resolutions`` (bins per
     epoch) whose bins all hold records of both halves is used.
@@ -410,14 +411,15 @@ def _split_half(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray, resoluti
     ``by_record``: one bin per record of an epoch (or per two), compared at the 1 % level for the bins'
     effective number (:func:`_independence`), the halves being epochs 0, 3, 4, 7, 8... against 1, 2, 5, 6...:
     when a logging interval does not divide the epoch, even and odd epochs log at different phases, and each
-    half needs records of both."""
+    half needs records of both. ``residuals``: :func:`_scaled_residual` of the same loss and epochs, when the
+    caller already has it (it is the costly part on a long log)."""
     split = (lambda epochs: (epochs + 1) // 2 % 2) if by_record else (lambda epochs: epochs % 2)
     epochs = _numbered(epoch)
     count = int(epochs[-1]) + 1
     per_epoch = float(np.bincount(epochs).max())  # records in a whole epoch (the first and last may be cut)
     if len(loss) / per_epoch < MIN_EPOCHS or per_epoch < 2:
         return None
-    residual, scaled, usable = _scaled_residual(loss, epochs)
+    residual, scaled, usable = residuals if residuals is not None else _scaled_residual(loss, epochs)
     for bins in resolutions:
         cell = np.minimum((phase * bins).astype(int), bins - 1)
         halves = []
