@@ -1,0 +1,53 @@
+"""``bench/doctor_outside.py``, the scorer of labelled outside sets, reads a set as a folder or as the ``.tar.xz``
+archive ``bench/outside/`` keeps, and counts a blank ``visible`` as shown."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+SCORER = Path(__file__).resolve().parents[1] / "bench" / "doctor_outside.py"
+
+
+def write_set(root: Path) -> Path:
+    """A set of two logs: a healthy run (its ``visible`` left blank, as one outside author did) and a run whose
+    loss went NaN."""
+    folder = root / "ZZ"
+    losses = {"calm": [2.3 * math.exp(-i / 40) + 0.5 for i in range(120)],
+              "blown": [2.3 - 0.01 * i for i in range(60)] + [math.nan] * 5}
+    for name, values in losses.items():
+        log = folder / "logs" / name / "metrics.jsonl"
+        log.parent.mkdir(parents=True)
+        log.write_text("".join(json.dumps({"step": 10 * (i + 1), "train_loss": v}) + "\n"
+                               for i, v in enumerate(values)))
+    (folder / "labels.csv").write_text("name,label,visible,note\ncalm,healthy,,\nblown,nan_loss,yes,lr x300\n")
+    return folder
+
+
+def score(*paths) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCORER), *map(str, paths), "--visible", "yes"],
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_a_set_scores_the_same_from_its_folder_and_from_its_archive(tmp_path, packed):
+    folder = write_set(tmp_path)
+    target = folder
+    if packed:
+        target = tmp_path / "ZZ.tar.xz"
+        with tarfile.open(target, "w:xz") as archive:
+            archive.add(folder, arcname="ZZ")
+    result = score(target)
+    assert result.returncode == 0, result.stderr
+    assert "top-1 1/1 = 1.00; false alarms 0/1" in result.stdout  # the blank-visible healthy run is counted
+
+
+def test_a_missing_archive_is_one_line_and_exit_2(tmp_path):
+    result = score(tmp_path / "nowhere.tar.xz")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
