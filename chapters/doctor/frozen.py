@@ -6,8 +6,9 @@ from 0 is a gradient) in at least 90 % of its records while another group moves 
 ``MIN_FROZEN_SHARE`` of the parameters as not trainable: that handful, fixed on purpose, :func:`_a_handful_fixed`)
 -- or at exactly 0 from some
 record to the end, over a quarter of its records at least, while two groups or more move (or one, when the
-group's gradient vanished from the log there: :func:`_gradient_gone_since`) and the loss carries on below the
-untrained level (:func:`_zero_since`, :func:`_loss_carried_on`: frozen from mid-run, 2026-12-03).
+group's gradient vanished from the log there or stayed live to the end: :func:`_gradient_gone_since`,
+:func:`_gradient_kept_since`) and the loss carries on below the untrained level (:func:`_zero_since`,
+:func:`_loss_carried_on`: frozen from mid-run, 2026-12-03).
 Without per-group keys: ``trainable_params < total_params`` in ``run_start`` by at least ``MIN_FROZEN_SHARE``
 (0.1 %) of the parameters -- weaker evidence, since freezing is sometimes intended (fine-tuning), and
 read only from a log without per-group keys: when the log watches its groups and every one of them moves,

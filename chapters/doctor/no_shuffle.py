@@ -391,9 +391,10 @@ def _epoch_shape(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray) -> Epoc
     class *block*, several times an epoch; ten teeth averaged into eight bins cancel out, while at record
     resolution each tooth sits at the same phase every epoch. The threshold follows the bin count
     (:func:`min_correlation`), so more bins ask less correlation of each but the same chance of being fooled."""
-    residuals = _scaled_residual(loss, _numbered(epoch))  # both resolutions read the same residuals
+    epochs = _numbered(epoch)
+    residuals = _scaled_residual(loss, epochs)  # both resolutions read the same residuals
     shape = _split_half(loss, phase, epoch, residuals=residuals)
-    per_epoch = int(np.bincount(_numbered(epoch)).max())
+    per_epoch = int(np.bincount(epochs).max())
     if shape is None and per_epoch == SHORT_EPOCH:
         return _short_epoch_shape(loss, phase, epoch)
     if (shape is not None and shape.repeats) or per_epoch < FINE:
