@@ -3073,3 +3073,18 @@ def test_a_period_found_in_a_log_under_two_records_an_epoch_may_be_an_alias(log_
     declared = (((step - 1) % 63) / 63, ((step - 1) // 63).astype(int))
     found = ((step % 450) / 450, (step // 450).astype(int))
     assert _in_step(declared, found) == in_step
+
+
+@pytest.mark.parametrize("trainable, want", [(20_000, "loss_plateau"), (14_000, "frozen_parameters")])
+def test_a_group_without_a_gradient_in_a_model_counted_trainable_is_dead_not_frozen(tmp_path, trainable, want):
+    # An outside CTC model whose first layer's biases were set to -8: its gradient and update exactly 0 on every
+    # record, the layers above learning what they can without it, and run_start counting all 20,000 parameters
+    # trainable. requires_grad=False would have left the count -- as 6,000 frozen parameters do here.
+    rng = np.random.default_rng(232)
+    count = 60
+    loss = learning_curve(count, rng, start=6.7, end=2.83, noise=0.01)
+    moving = {f"{prefix}/{group}": value * np.exp(rng.normal(0, 0.1, count))
+              for group in ("lstm", "head") for prefix, value in (("grad_norm", 0.3), ("update_ratio", 3e-3))}
+    columns = {"grad_norm/prenet": np.zeros(count), "update_ratio/prenet": np.zeros(count), **moving}
+    start = {"total_params": 20_000, "trainable_params": trainable, "loss_floor": 0.77, "steps_per_epoch": 63}
+    assert labels(write_log(tmp_path, records(loss, **columns), start=start))[:1] == [want]

@@ -27,6 +27,8 @@ For scale, CS231n's rule of thumb is an update ratio near 1e-3 for a healthy lay
 When what stands still is every group below the output layer -- value and logged gradient exactly 0, from
 the first record or from mid-run -- it is a network dead below its head, and this rule reports
 ``loss_plateau`` instead (:func:`_dead_below`): a freeze leaves a gradient to log or a count in ``run_start``.
+So is any still group whose logged gradient is exactly 0 on every record in a model that ``run_start``
+counts wholly trainable (:func:`_all_trainable`): dead units, not a freeze.
 
 An update of exactly 0 is also what float32 makes of a step far below a weight's precision: when the
 groups' update ratios fade layer by layer, the smallest moving one below 1e-4 of the median group's
@@ -95,6 +97,10 @@ def check(run) -> list[Finding]:
         if dead is not None:  # what stood still is everything below the output layer: dead, not frozen
             still, head, row = dead
             return [_dead_below_finding(int(run.train.loc[row, "step"]), prefix, still, head)]
+        dead_units = [k for k in frozen if _gradient_is_zero(run, k)] if _all_trainable(run) else []
+        if dead_units and dead_units == frozen:  # counted trainable, yet no gradient at all: dead, not frozen
+            row = table[frozen[0]].notna().idxmax() if frozen[0] in always else since[frozen[0]]
+            return [_dead_units_finding(int(run.train.loc[row, "step"]), dead_units)]
         if frozen and moving:
             first = frozen[0]
             row = table[first].notna().idxmax() if first in always else since[first]
@@ -276,6 +282,31 @@ def _dead_below(run, table: pd.DataFrame) -> tuple[list[str], str, int] | None:
     if len(moving) != 1 or len(still) < 2:
         return None
     return list(still), moving[0], max(still.values(), key=run.train.index.get_loc)
+
+
+def _all_trainable(run) -> bool:
+    """Does ``run_start`` count every parameter as trainable (``trainable_params`` equal to ``total_params``,
+    both given)?
+
+    Why it tells dead units from a freeze: a ``requires_grad=False`` freeze takes its parameters out of the
+    trainable count, and parameters left out of the optimizer still get a gradient to log. A group whose
+    logged gradient is exactly 0 on every record, in a model counted wholly trainable, is neither: its units
+    are dead -- every ReLU below zero, passing zeros on and getting zeros back. Of forty-one runs in twelve
+    outside sets that froze a group or were read as frozen, none logged a gradient of exactly 0 for its frozen
+    group (absent, NaN or live), and the two that did -- a CTC model whose first layer's biases were set to -8,
+    a capsule network whose convolutions died -- were dead networks, ``frozen_parameters`` until 2026-12-06."""
+    total, trainable = run.info("total_params"), run.info("trainable_params")
+    return bool(total) and trainable is not None and trainable == total
+
+
+def _dead_units_finding(step: int, dead: list[str]) -> Finding:
+    names = ", ".join(k.split("/", 1)[1] for k in dead)
+    return Finding("loss_plateau", 0.75, step,
+                   f"{names}: a gradient of exactly 0 on every record, while run_start counts every parameter as "
+                   "trainable -- not frozen (requires_grad=False would leave the count, parameters left out of the "
+                   "optimizer would still get a gradient) but dead: units that pass nothing on, so the layers "
+                   "above learn without what they should compute", fix=DEAD_FIX, experiment=DEAD_EXPERIMENT,
+                   lesson=PLATEAU_LESSON)
 
 
 def _still_from(values) -> int | None:
