@@ -97,14 +97,14 @@ def check(run) -> list[Finding]:
         if dead is not None:  # what stood still is everything below the output layer: dead, not frozen
             still, head, row = dead
             return [_dead_below_finding(int(run.train.loc[row, "step"]), prefix, still, head)]
-        dead_units = [k for k in frozen if _gradient_is_zero(run, k)] if _all_trainable(run) else []
-        if dead_units and dead_units == frozen:  # counted trainable, yet no gradient at all: dead, not frozen
-            row = table[frozen[0]].notna().idxmax() if frozen[0] in always else since[frozen[0]]
-            return [_dead_units_finding(int(run.train.loc[row, "step"]), dead_units)]
-        if frozen and moving:
-            first = frozen[0]
-            row = table[first].notna().idxmax() if first in always else since[first]
-            step = int(run.train.loc[row, "step"])
+        if not frozen:
+            continue
+        first = frozen[0]
+        row = table[first].notna().idxmax() if first in always else since[first]  # where it stood still
+        step = int(run.train.loc[row, "step"])
+        if _all_trainable(run) and all(_gradient_is_zero(run, k) for k in frozen):
+            return [_dead_units_finding(step, frozen)]  # counted trainable, yet no gradient at all: dead units
+        if moving:
             names = ", ".join(k.split("/", 1)[1] for k in frozen)
             when = f"in {zero_share[first]:.0%} of records" if first in always else f"from step {step} to the end"
             return [_finding(0.9, step, f"{prefix} is 0 for {names} {when} while {moving[0].split('/', 1)[1]} "
