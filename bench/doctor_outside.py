@@ -6,7 +6,8 @@
 Each FOLDER (or a ``.tar.xz`` archive of one, unpacked to a temporary folder) holds ``logs/<name>/metrics.jsonl``
 (any log the JSONL contract allows) and ``labels.csv`` with at least the columns ``name`` and ``label`` (a label
 of the vocabulary, or ``healthy``), optionally ``visible`` (``yes`` / ``ambiguous`` / ``no``: did the author,
-reading the log with plain checks, see the fault in it? Left blank, or no such column: ``yes``).
+reading the log with plain checks, see the fault in it? Left blank, or no such column: ``yes``; a healthy log
+has no fault to hide and is always ``yes``, whatever its author wrote there).
 Prints top-1 on the faulty logs and false alarms on the healthy ones, per label and per visibility, and how
 often a finding with confidence >= 0.8 names the log's label (a finding on a healthy log is always wrong).
 
@@ -58,6 +59,8 @@ def labelled(folder: Path) -> list[dict]:
     for row in rows:
         row["path"] = folder / "logs" / row["name"]
         row["visible"] = (row.get("visible") or "yes").strip()  # no column, or left blank: shown
+        if row["label"].strip() == "healthy":
+            row["visible"] = "yes"  # one author wrote "no" for every healthy run: a false alarm counts all the same
     return rows
 
 

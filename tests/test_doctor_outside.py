@@ -1,5 +1,6 @@
 """``bench/doctor_outside.py``, the scorer of labelled outside sets, reads a set as a folder or as the ``.tar.xz``
-archive ``bench/outside/`` keeps, and counts a blank ``visible`` as shown."""
+archive ``bench/outside/`` keeps, and counts a blank ``visible`` as shown (and a healthy run as shown, whatever
+its author wrote: it has no fault to hide)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ import pytest
 SCORER = Path(__file__).resolve().parents[1] / "bench" / "doctor_outside.py"
 
 
-def write_set(root: Path) -> Path:
-    """A set of two logs: a healthy run (its ``visible`` left blank, as one outside author did) and a run whose
-    loss went NaN."""
+def write_set(root: Path, healthy_visible: str = "") -> Path:
+    """A set of two logs: a healthy run (its ``visible`` left blank, as one outside author did, unless
+    ``healthy_visible`` says otherwise) and a run whose loss went NaN."""
     folder = root / "ZZ"
     losses = {"calm": [2.3 * math.exp(-i / 40) + 0.5 for i in range(120)],
               "blown": [2.3 - 0.01 * i for i in range(60)] + [math.nan] * 5}
@@ -26,7 +27,8 @@ def write_set(root: Path) -> Path:
         log.parent.mkdir(parents=True)
         log.write_text("".join(json.dumps({"step": 10 * (i + 1), "train_loss": v}) + "\n"
                                for i, v in enumerate(values)))
-    (folder / "labels.csv").write_text("name,label,visible,note\ncalm,healthy,,\nblown,nan_loss,yes,lr x300\n")
+    (folder / "labels.csv").write_text(f"name,label,visible,note\ncalm,healthy,{healthy_visible},\n"
+                                       "blown,nan_loss,yes,lr x300\n")
     return folder
 
 
@@ -46,6 +48,12 @@ def test_a_set_scores_the_same_from_its_folder_and_from_its_archive(tmp_path, pa
     result = score(target)
     assert result.returncode == 0, result.stderr
     assert "top-1 1/1 = 1.00; false alarms 0/1" in result.stdout  # the blank-visible healthy run is counted
+
+
+def test_a_healthy_run_marked_not_visible_is_still_counted(tmp_path):
+    result = score(write_set(tmp_path, healthy_visible="no"))  # another author wrote "no" on every healthy run
+    assert result.returncode == 0, result.stderr
+    assert "top-1 1/1 = 1.00; false alarms 0/1" in result.stdout
 
 
 def test_a_missing_archive_is_one_line_and_exit_2(tmp_path):
