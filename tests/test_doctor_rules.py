@@ -1790,6 +1790,30 @@ def test_an_epoch_logged_three_times_can_still_show_its_shape(tmp_path, tooth, w
     assert ("no_shuffle" in found) == want
 
 
+@pytest.mark.parametrize("tooth, want", [(1.0, True), (0.0, False)])
+def test_an_epoch_logged_four_times_can_show_its_shape_through_noisy_batches(tmp_path, tooth, want):
+    # A triplet-loss encoder on identity-sorted data, 20 steps an epoch logged every 5: four records an epoch,
+    # the second one 2.7x low and the third 1.6x high in each of 30 epochs, under batch noise of +-70 % --
+    # too noisy for two 4-point profiles to reach their 0.98, plain to the rotation test (an outside run,
+    # healthy until 2026-12-06). The same noise without the shape is none.
+    rng = np.random.default_rng(63)
+    loss = learning_curve(120, rng, start=0.45, end=0.01, noise=0.7) * \
+        np.exp(tooth * np.array([0.1, -1.0, 0.5, 0.0])[np.arange(120) % 4])
+    rows = [{**row, "step": 5 * (i + 1), "epoch": i // 4} for i, row in enumerate(records(loss))]
+    found = labels(write_log(tmp_path, rows, start={"steps_per_epoch": 20}))
+    assert ("no_shuffle" in found) == want
+
+
+def test_a_network_that_never_moved_scoring_its_fixed_batches_is_a_plateau_not_no_shuffle(tmp_path):
+    # An outside CNN at LR 1e-7 (a typo), a record every 10 steps of 33-step epochs: the same batches scored
+    # by the same weights each epoch draw a 1 % shape the rotation test finds locked to the epoch. A shape only
+    # the rotations vouch for must move the loss by FAINT_SWING: the run is the plateau it sits on.
+    loss = [1.738, 1.7395, 1.7419, 1.7308, 1.7328, 1.7431, 1.7342, 1.7308, 1.7457, 1.7479, 1.7314, 1.7452,
+            1.7296, 1.7315, 1.7427, 1.7459, 1.7326, 1.7394, 1.7466, 1.7383]
+    rows = [{**row, "step": 10 * (i + 1), "epoch": (10 * i + 9) // 33} for i, row in enumerate(records(loss))]
+    assert labels(write_log(tmp_path, rows, start={}))[:1] == ["loss_plateau"]
+
+
 @pytest.mark.parametrize("norm_after, exploded", [(1.3, False), (40.0, True)])
 def test_a_norm_spike_at_the_record_the_loss_leapt_further_is_the_loss_thrown_out(tmp_path, norm_after, exploded):
     # Adam's learning rate raised 3000-fold at step 250 (not logged): the loss leaps from 0.34 to 220 and
@@ -2150,6 +2174,21 @@ def test_a_fall_from_an_overconfident_start_down_to_ln_k_is_no_learning(tmp_path
     out = [{"step": 10 * (i + 1), "train_loss": float(v)} for i, v in enumerate(train)] + evals(val, every=50)
     path = write_log(tmp_path, sorted(out, key=lambda r: r["step"]), start={"num_classes": 8})
     assert labels(path) == want
+
+
+@pytest.mark.parametrize("climb, want", [(True, "divergence"), (False, "oscillation")])
+def test_a_validation_loss_jumping_along_a_climb_is_the_climb_not_oscillation(tmp_path, climb, want):
+    # A metric-learning encoder whose learning rate was ramped up: the train loss falls, then climbs 20-fold
+    # under +-30 % batch noise, while the fixed validation set jumps +-50 % from one evaluation to the next
+    # along a climb from 0.2 to 4 -- the weights carried away: divergence (oscillation first until
+    # 2026-12-06). The same jumps about a flat level far above the untrained loss go nowhere: oscillation.
+    rng = np.random.default_rng(81)
+    train = np.concatenate([learning_curve(25, rng, start=0.43, end=0.07, noise=0.2),
+                            np.geomspace(0.07, 1.4, 35) * np.exp(rng.normal(0, 0.3, 35))])
+    val = (np.geomspace(0.2, 4.0, 12) if climb else np.full(12, 1.9)) * np.exp(rng.normal(0, 0.5, 12))
+    out = [{"step": 10 * (i + 1), "train_loss": float(v), "lr": 1e-3} for i, v in enumerate(train)]
+    out += evals(val, every=50)
+    assert labels(write_log(tmp_path, sorted(out, key=lambda r: r["step"])))[:1] == [want]
 
 
 def test_a_run_at_ln_k_whose_validation_loss_thrashes_is_oscillation_before_plateau(tmp_path):

@@ -270,16 +270,16 @@ def val_learned(run, reference: float) -> bool:
 
 def val_thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
     """The validation loss jumps by ``signals.THRASH`` or more from one evaluation to the next over the second
-    half of the evaluations, with no downward trend there (Mann-Kendall, :func:`signals.trend_z` > -1.96),
-    and its median there still at least ``STUCK`` x the untrained reference (the run did not learn) -- or
-    the training loss thrashes wildly beside it (:func:`wild_and_stuck`)."""
+    half of the evaluations, with no downward trend there (Mann-Kendall, :func:`signals.trend_z` > -1.96) and no
+    climb (:func:`climbed`), and its median there still at least ``STUCK`` x the untrained reference (the run
+    did not learn) -- or the training loss thrashes wildly beside it (:func:`wild_and_stuck`)."""
     val = signals.val_losses(run)
     if len(val) < MIN_EVALS or rose_past_first(run, loss):
         return []  # too few evaluations; or thrown up at once and thrashing up there: divergence
     late = np.log(val.iloc[len(val) // 2:])
     swing, trend = noise_scale(late), signals.trend_z(late)
     level = float(np.exp(late.median()))
-    if swing < signals.THRASH or trend <= -TREND_Z or (level < STUCK * reference and
+    if swing < signals.THRASH or trend <= -TREND_Z or climbed(val, trend) or (level < STUCK * reference and
                                                    not wild_and_stuck(run, loss, reference)) or \
             train_learned_beside(loss, level, reference):
         return []
@@ -289,6 +289,20 @@ def val_thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
                     f"z = {trend:+.1f}), its median {level:.4g} is {level / reference:.0%} of an untrained model's "
                     f"{reference:.4g}: the weights move a lot and get nowhere",
                     fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
+
+
+def climbed(val: pd.Series, late_trend: float) -> bool:
+    """Did the validation loss climb: an upward trend over the second half of the evaluations (Mann-Kendall z
+    ``late_trend`` at least ``TREND_Z``) and its last three (median) at ``RISE`` x its first evaluation or more?
+
+    Why :func:`val_thrashing` leaves such a run alone: jumps about a level that goes nowhere are the weights
+    thrown about; jumps along a climb are a climb -- the weights carried away (``divergence``, whose
+    :func:`divergence.both_rose` reads that climb) or a model memorising its training set (``overfitting``,
+    the train loss falling beside it). An outside metric-learning run whose learning rate was ramped 46-fold
+    saw its val loss climb 0.27 -> 4.3 (z = +2.4 over the second half) with 150 % jumps between evaluations:
+    ``oscillation`` above its ``divergence`` until 2026-12-06. Both conditions, because six evaluations of a
+    val loss jumping about a flat level pass the trend test alone one time in forty."""
+    return late_trend >= TREND_Z and float(val.iloc[-3:].median()) >= RISE * float(val.iloc[0])
 
 
 def train_learned_beside(loss: pd.Series, val_level: float, reference: float) -> bool:
