@@ -2191,6 +2191,21 @@ def test_a_validation_loss_jumping_along_a_climb_is_the_climb_not_oscillation(tm
     assert labels(write_log(tmp_path, sorted(out, key=lambda r: r["step"])))[:1] == [want]
 
 
+def test_a_plateau_after_an_explosion_is_its_symptom(tmp_path):
+    # An outside PointNet fed a data source in millimetres from step 55: the gradient norm leaps from 0.25 to
+    # 449 and stays 10-30x up, the loss leaps to 54 and falls back to ln 10, where the dead network sits.
+    # The explosion is the diagnosis; the plateau it left is listed after it, capped as a symptom (0.8 until
+    # 2026-12-06: a confident finding that named the wrong fault).
+    loss = [2.315, 2.305, 2.299, 2.313, 2.3, 2.291, 2.293, 2.3, 2.307, 2.303, 20.85, 54.17, 21.25, 11.48, 5.118,
+            2.631, 2.295, 2.293, 2.299, 2.306, 2.239, 2.337, 2.274, 2.289, 2.267, 2.27]
+    norm = [0.24, 0.27, 0.25, 0.2, 0.19, 0.26, 0.29, 0.23, 0.28, 0.32, 449.4, 191.1, 133.0, 79.8, 41.5, 6.43, 7.21,
+            3.55, 2.59, 7.56, 4.83, 10.8, 3.0, 3.15, 8.58, 3.78]
+    rows = [{**row, "step": 5 * (i + 1)} for i, row in enumerate(records(loss, grad_norm=norm))]
+    found = diagnose(write_log(tmp_path, rows, start={"num_classes": 10})).findings
+    assert [f.anomaly for f in found][:1] == ["grad_explosion"]
+    assert all(f.confidence <= 0.7 for f in found if f.anomaly == "loss_plateau")
+
+
 def test_a_run_at_ln_k_whose_validation_loss_thrashes_is_oscillation_before_plateau(tmp_path):
     # The train loss falls from an overconfident start to ln V and sits there -- never below the uniform
     # prediction -- while the fixed validation set jumps +-30 % from one evaluation to the next: the weights

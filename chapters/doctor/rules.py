@@ -25,7 +25,10 @@ RULES = [nan, oom, leakage, frozen, no_shuffle, gradients, divergence, overfitti
 # saw a more direct cause in the log (``Finding.caused_by``: the learning rate rose at the very records the
 # loss left, which no shuffling or gradient pattern explains).
 CONSEQUENCES = {
-    "grad_explosion": {"divergence", "oscillation"},
+    # ... and a plateau: inputs suddenly a thousand times larger (a data source in millimetres) give one
+    # huge update that switches every unit off, and the net sits at ln K while its norm stays up (an outside
+    # PointNet: the plateau at 0.8 beside the explosion until 2026-12-06, a confident finding that was wrong)
+    "grad_explosion": {"divergence", "oscillation", "loss_plateau"},
     # one huge update switches every ReLU off, so no gradient reaches the layers below: zero gradients that
     # look like a freeze; and a loss thrown far out gives some groups gradients orders of magnitude above the
     # rest, so the others' *share* looks vanishing (an Elman RNN at 300x its LR: its head at 5e-5 of the
