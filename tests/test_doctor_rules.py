@@ -2191,6 +2191,33 @@ def test_a_validation_loss_jumping_along_a_climb_is_the_climb_not_oscillation(tm
     assert labels(write_log(tmp_path, sorted(out, key=lambda r: r["step"])))[:1] == [want]
 
 
+@pytest.mark.parametrize("kind, want", [("sum", "loss_plateau"), ("noisy", "grad_explosion"),
+                                        ("huge", "grad_explosion")])
+def test_a_gradient_never_zeroed_gives_way_to_what_the_loss_did(tmp_path, kind, want):
+    # An optimizer built over a stale copy of the model, or zero_grad() dropped in a refactor: from record 8 on
+    # the logged norm is the running sum of every batch's gradient, 30x up in a straight line, each batch a
+    # sliver of it -- its +-30 % batch noise gone -- while the loss sits at ln 10. Outside authors named such
+    # runs by their loss (a plateau, a climb): the plateau first, the sum after it with zero_grad in its fix.
+    # The same growth carrying the batches' noise is one step's gradient exploding; a sum grown a
+    # hundred-thousandfold is an explosion whatever made it.
+    rng = np.random.default_rng(90)
+    n, onset = 40, 8
+    batch = 2.0 * np.exp(rng.normal(0, 0.3, n))
+    norm = batch.copy()
+    if kind == "sum":
+        norm[onset:] = np.cumsum(batch[onset:])
+    elif kind == "noisy":
+        norm[onset:] = batch[onset:] * np.geomspace(1, 40, n - onset)
+    else:
+        norm[onset:] = np.cumsum(batch[onset:]) * np.geomspace(1, 1e3, n - onset)
+    loss = math.log(10) * np.exp(rng.normal(0, 0.015, n))
+    rows = [{**row, "step": 5 * (i + 1)} for i, row in enumerate(records(loss, grad_norm=norm))]
+    found = diagnose(write_log(tmp_path, rows, start={"num_classes": 10})).findings
+    assert [f.anomaly for f in found][:1] == [want]
+    explosion = next(f for f in found if f.anomaly == "grad_explosion")
+    assert ("zero_grad" in explosion.fix) == (kind == "sum")
+
+
 def test_a_plateau_after_an_explosion_is_its_symptom(tmp_path):
     # An outside PointNet fed a data source in millimetres from step 55: the gradient norm leaps from 0.25 to
     # 449 and stays 10-30x up, the loss leaps to 54 and falls back to ln 10, where the dead network sits.
