@@ -32,7 +32,7 @@ class Finding:
     experiment: str = ""  # the run that confirms the diagnosis
     lesson: str = ""  # where the course explains it
     caused_by: str = ""  # a cause the rule saw in the log itself ("lr": the LR rose at the onset); see rules.rank
-    led_by: str = ""  # grad_explosion: "gradient" or "loss", whichever leads (gradients._led_by, _accumulating); see rules.rank
+    led_by: str = ""  # grad_explosion: "gradient" or "loss", whichever leads (gradients._led_by, _accumulating)
 
     def to_json(self) -> dict:
         return {"anomaly": self.anomaly, "confidence": round(self.confidence, 3), "step": self.step,
