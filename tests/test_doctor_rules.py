@@ -2218,6 +2218,26 @@ def test_a_gradient_never_zeroed_gives_way_to_what_the_loss_did(tmp_path, kind, 
     assert ("zero_grad" in explosion.fix) == (kind == "sum")
 
 
+@pytest.mark.parametrize("embed_after, head_after, want", [(1e-5, 0.5, True), (1e-2, 0.5, False),
+                                                            (0.1, 500.0, False)])
+def test_a_layer_starved_during_training_is_vanishing(tmp_path, embed_after, head_after, want):
+    # A word2vec whose embedding is pushed through tanh(1500 u) from record 24 of 60: its own gradient norm
+    # falls from 0.1 to 1e-5 and ends at 2e-5 of the output vectors' while the loss goes on falling slowly --
+    # vanishing that set in during training (healthy until 2026-12-06). A tenfold fall leaves a normal share;
+    # a share shrunk because the *other* group's norm grew a thousandfold starves nothing.
+    rng = np.random.default_rng(95)
+    n, onset = 60, 24
+    embed = 0.1 * np.exp(rng.normal(0, 0.2, n))
+    head = 0.5 * np.exp(rng.normal(0, 0.2, n))
+    embed[onset:] *= embed_after / 0.1
+    head[onset:] *= head_after / 0.5
+    loss = learning_curve(n, rng, start=3.2, end=2.4, noise=0.02)
+    rows = [{**row, "step": 10 * (i + 1)} for i, row in
+            enumerate(records(loss, **{"grad_norm/in_embed": embed, "grad_norm/out_embed": head}))]
+    found = labels(write_log(tmp_path, rows))
+    assert ("vanishing_gradients" in found) == want
+
+
 def test_a_plateau_after_an_explosion_is_its_symptom(tmp_path):
     # An outside PointNet fed a data source in millimetres from step 55: the gradient norm leaps from 0.25 to
     # 449 and stays 10-30x up, the loss leaps to 54 and falls back to ln 10, where the dead network sits.

@@ -48,6 +48,9 @@ Threshold: ratio below ``VANISH_RATIO`` (gradient norms) or, for update ratios, 
 near 1, so the largest group is no yardstick there). Why: when early layers get a small fraction of the
 gradient of late ones, they do not learn (the same mechanism run the other way: Jacobians with norm below 1).
 A group whose norm is exactly zero is frozen or dead, not vanishing: the frozen rule reports it.
+When the first records show no such spread, one more reading (:func:`_vanished_later`): a group whose own norm
+fell a hundredfold during training to under 1/256 of the largest group's, in a run that did not blow up --
+units that training saturated.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01):
 grad_explosion 11/12 top-1, vanishing_gradients 7/9 (the same with the first third; the first 5 % stopped
@@ -85,6 +88,7 @@ STARVED = 1e-3
 # its norm is tiny, so the largest group is no yardstick there; and adaptive optimizers rescale every
 # weight's step. Measured on the benchmark: healthy runs 0.02 and more, vanishing ones 2e-6 and less.
 UPDATE_VANISH_RATIO = 1e-4
+STARVED_LATER = 100.0  # a group's own norm falling a hundredfold in training, to under VANISH_RATIO (_vanished_later)
 AWAKE_SHARE = 10.0  # x the vanishing bar: a share no starved layer reaches (_normal_share_at_times)
 TOGETHER = 0.5  # correlation of log norm and log loss over the loss's climb: the norm rose with it (_led_by)
 ESCAPE = 2.0  # the loss falling this many times faster once the norm took off: leaving a plateau
@@ -104,7 +108,7 @@ LESSON = "docs/doctor.md#grad_explosion"
 
 
 def check(run) -> list[Finding]:
-    return (_shock(run) or _explosion(run)) + _vanishing(run)
+    return (_shock(run) or _explosion(run)) + (_vanishing(run) or _vanished_later(run))
 
 
 def _explosion(run) -> list[Finding]:
@@ -395,6 +399,48 @@ def _vanishing(run) -> list[Finding]:
                                 f"{weakest} is {value:.1e} of {strongest} (median over {len(ratio)} "
                                 f"records; below {limit:g})")]
     return []
+
+
+def _vanished_later(run) -> list[Finding]:
+    """A group whose *own* gradient norm fell ``STARVED_LATER`` x or more -- median of its first fifth of the
+    records with two live groups to the median of its last 30 % -- and ends with under ``VANISH_RATIO`` of the
+    largest group's (medians of that last 30 %), in a run whose loss did not blow up.
+
+    Why beside the first records' spread (:func:`_vanishing`): that reads what was built; training can starve
+    a layer too, when its pre-activations grow until the saturating units behind them stop passing anything
+    back -- an outside word2vec whose embedding went through ``tanh(1500 u)`` from step 180 (0.2 of the
+    output vectors' norm, then 3e-5), a ViT without residuals whose first blocks sank from 1e-2 of the head's
+    norm to 1e-4 over the run: both healthy until 2026-12-06. Why the group's own fall, not its share alone:
+    a share also shrinks when the *largest* group grows -- a learning rate that throws the weights about
+    lifts the head's norm a thousandfold and leaves the embedding's looking starved (a thrashing encoder in
+    the family benchmark) -- while a starved layer's own gradient goes. Why no blow-up: units that a climbing
+    loss saturated are that climb's consequence (every family divergence whose embedding's gradient fell
+    like this blew up first). On the twenty outside sets and the benchmarks, no healthy run's group fell
+    thirtyfold to under 1/256."""
+    keys = group_keys(run.train, "grad_norm")
+    if len(keys) < 2 or blown_up_at(run) is not None:
+        return []
+    table = run.train[keys].astype(float)
+    table = table.where(np.isfinite(table) & (table != 0.0))  # a frozen or dead group is the frozen rule's
+    table = table[table.notna().sum(axis=1) >= 2]
+    if len(table) < 10:
+        return []
+    early = table.iloc[:max(3, len(table) // 5)].median()
+    late = table.iloc[-max(3, int(0.3 * len(table))):].median()
+    share = (late / late.max()).dropna()
+    if share.empty:
+        return []
+    weakest = share.idxmin()
+    fell = float(early[weakest] / late[weakest])
+    if not (share[weakest] < VANISH_RATIO and fell >= STARVED_LATER):
+        return []
+    norm = table[weakest].dropna()
+    below = first_sustained(smooth(norm, 3) <= early[weakest] / math.sqrt(STARVED_LATER), 2)
+    step = int(run.train.loc[below if below is not None else norm.index[-1], "step"])
+    return [_vanish_finding(step, confidence(0.7, VANISH_RATIO / max(float(share[weakest]), 1e-30)),
+                            f"{weakest} fell from {early[weakest]:.2g} to {late[weakest]:.2g} (x{fell:.0f} down) "
+                            f"during the run and ends at {share[weakest]:.1e} of {late.idxmax()}: its units "
+                            "saturated while training went on")]
 
 
 def _starving_the_run(run, share: float, prefix: str) -> bool:
