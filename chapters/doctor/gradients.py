@@ -65,11 +65,12 @@ import math
 import numpy as np
 import pandas as pd
 
+from chapters.doctor import log_density
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.plateau import MIN_DROP, dead_network, learned
 from chapters.doctor.reference import RISE, blown_up_at
 from chapters.doctor.schedule import climb_start, lr_raised
-from chapters.doctor.signals import (BLOWUP, NOISE_UNITS, factor, first_sustained, group_keys, head,
+from chapters.doctor.signals import (BLOWUP, NOISE_UNITS, TREND_Z, factor, first_sustained, group_keys, head,
                                      noise_scale, reference_level, smooth, tail, trend_z, val_losses, window_for)
 
 EXPLODE = 10.0
@@ -152,6 +153,8 @@ def _explosion(run) -> list[Finding]:
             # the network had learned nothing yet (_untrained_until)
         if under_spike and _escaping_a_plateau(run, climb):
             continue  # the norm took off as the loss began to fall in earnest: a saddle left behind
+        if _sharpening(run, climb) and _settled(norms):
+            continue  # a likelihood below zero, still falling: its gradients grew as its density sharpened
         if worst is None or peak / base > worst[0]:
             worst = (peak / base, key, int(step), base, peak, norms, len(baseline))
     loss_ok = ~(run.nonfinite["train_loss"] | run.nonfinite["val_loss"])
@@ -569,17 +572,46 @@ def _woke_up(run, norms: pd.Series, step: int, climb: int, base: float) -> bool:
     a LayerNorm DenseNet memorising its images, its norm 0.27 at the start, 2-10 later and once 29, while
     its loss fell from 1.8 to 0.01, was ``grad_explosion`` until 2026-12-03), or throw the loss up.
     And a norm that was already awake before its ``climb`` began cannot wake up: see :func:`_awake_before`."""
-    later = norms.iloc[len(norms) // 2:]
     loss = run.curve("train_loss")
     loss = loss[loss > 0]
     at_climb, at_step = loss[loss.index <= climb].iloc[-3:], loss[loss.index <= step].iloc[-3:]
-    if len(later) < 4 or len(loss) < 8 or at_step.empty or _awake_before(norms, climb):
+    if len(loss) < 8 or at_step.empty or _awake_before(norms, climb):
         return False
-    quarter = len(later) // 4
-    grew = float(later.iloc[-quarter:].median()) / float(later.iloc[:quarter].median())
     before = min(float(at_step.median()), float(at_climb.median()) if len(at_climb) else math.inf)
     end = float(tail(loss, 0.2).median())
-    return grew < SETTLED and (end < before or _fell_while_growing(loss, norms, base, end))
+    return _settled(norms) and (end < before or _fell_while_growing(loss, norms, base, end))
+
+
+def _settled(norms: pd.Series) -> bool:
+    """Did the norm stop growing: over the second half of the run it less than doubled (``SETTLED``: the
+    median of that half's last quarter over its first quarter's; four records at least)? Gradients that
+    explode keep growing -- a loss scale doubling every few steps multiplies the norm at every doubling."""
+    later = norms.iloc[len(norms) // 2:]
+    if len(later) < 4:
+        return False
+    quarter = len(later) // 4
+    return float(later.iloc[-quarter:].median()) / float(later.iloc[:quarter].median()) < SETTLED
+
+
+def _sharpening(run, climb: int) -> bool:
+    """Is the training loss a likelihood that went below zero -- a density's negative log-likelihood, as no
+    loss bounded by 0 does -- and still falling from where the norm's climb began: a downward Mann-Kendall
+    trend over the records from ``climb`` on (z at most -``TREND_Z``, eight records at least) and its last
+    fifth (median) below its median over the three records up to ``climb``?
+
+    Why: the gradient of a density's log-likelihood grows as the density sharpens -- a Gaussian's with
+    respect to its mean is the residual over the variance -- so a mixture density network learning its
+    branches has its norm grow 60-200x while its NLL falls from 0.9 to -0.8 (three healthy outside runs,
+    ``grad_explosion`` until 2026-12-06). The other rules here read the loss as a distance from a minimum
+    of 0 (:func:`_outgrew_the_loss`, :func:`_woke_up`), which a likelihood below zero is not. Only for a
+    norm that settled (the caller asks, :func:`_settled`): a loss scale doubling behind an optimizer that
+    hides it (Adam) leaves the NLL falling too, and multiplies the norm at every doubling."""
+    loss = run.curve("train_loss")
+    loss = loss[np.isfinite(loss)]
+    after, before = loss[loss.index >= climb], loss[loss.index <= climb].iloc[-3:]
+    if len(loss) < 8 or log_density.shift_of(run) == 0 or len(after) < 8 or before.empty:
+        return False  # (the rules read such a loss moved above zero: log_density)
+    return trend_z(after) <= -TREND_Z and float(tail(loss, 0.2).median()) < float(before.median())
 
 
 def _fell_while_growing(loss: pd.Series, norms: pd.Series, base: float, end: float) -> bool:

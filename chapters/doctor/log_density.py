@@ -27,6 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 LOWEST = 0.01  # the records' lowest percentile: one wild batch below the rest does not set the baseline
+SHIFT_KEY = "_loss_shift"  # where a moved run keeps its shift (run_start; the underscore: no contract key)
 
 
 def offset(run) -> float:
@@ -54,7 +55,7 @@ def moved(run):
     shift = offset(run)
     if shift == 0.0:
         return run
-    start = dict(run.run_start)
+    start = dict(run.run_start, **{SHIFT_KEY: shift})
     if run.loss_floor is not None:
         start["loss_floor"] = run.loss_floor + shift
     note = (f"the training loss goes below zero (a log density: a continuous target's likelihood); the losses "
@@ -63,3 +64,8 @@ def moved(run):
     return replace(run, train=run.train.assign(train_loss=run.train["train_loss"] + shift),
                    evals=run.evals.assign(val_loss=run.evals["val_loss"] + shift), run_start=start,
                    notes=list(run.notes) + [note], _curves={})
+
+
+def shift_of(run) -> float:
+    """How far :func:`moved` moved ``run``'s losses up: 0 for a run whose losses never went below zero."""
+    return float(run.run_start.get(SHIFT_KEY, 0.0))
