@@ -1,6 +1,6 @@
 """``bench/doctor_outside.py``, the scorer of labelled outside sets, reads a set as a folder or as the ``.tar.xz``
 archive ``bench/outside/`` keeps, and counts a blank ``visible`` as shown (and a healthy run as shown, whatever
-its author wrote: it has no fault to hide)."""
+its author wrote: it has no fault to hide); and the kept outside logs that a rule change fixed stay fixed."""
 
 from __future__ import annotations
 
@@ -59,3 +59,27 @@ def test_a_healthy_run_marked_not_visible_is_still_counted(tmp_path):
 def test_a_missing_archive_is_one_line_and_exit_2(tmp_path):
     result = score(tmp_path / "nowhere.tar.xz")
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+OUTSIDE = SCORER.parent / "outside"
+
+
+@pytest.mark.parametrize("kept, log, want", [
+    ("GL", "ns2", "no_shuffle"),  # identity-sorted data, four records an epoch under noisy batches
+    ("GL", "dv3", "divergence"),  # a validation loss jumping along a climb
+    ("GN", "nozero_2", "loss_plateau"),  # zero_grad dropped: the norm a running sum, the loss stuck
+    ("GR", "f_pla_3", "loss_plateau"),  # an optimizer built over a stale copy of the model
+    ("GO", "f_van1", "vanishing_gradients"),  # first blocks starved during training
+    ("GB", "f_van_b", "vanishing_gradients"),  # an embedding pushed through tanh(1500 u) mid-run
+    ("GT", "h13_inverse_adam_const", "healthy"),  # a mixture density network sharpening
+    ("GV", "h04", "loss_plateau"),  # a click-through model stuck at its base rate
+])
+def test_kept_outside_logs_keep_the_diagnosis_their_authors_gave(tmp_path, kept, log, want):
+    # Logs from code this project did not write, each read wrongly until the pass that fixed it (2026-12-06):
+    # a regression guard on the real thing, beside the constructed curves of test_doctor_rules.py.
+    from chapters.doctor import diagnose
+    with tarfile.open(OUTSIDE / f"{kept}.tar.xz") as archive:
+        member = archive.getmember(f"{kept}/logs/{log}/metrics.jsonl")
+        (tmp_path / "metrics.jsonl").write_bytes(archive.extractfile(member).read())
+    found = diagnose(tmp_path).findings
+    assert (found[0].anomaly if found else "healthy") == want
