@@ -343,9 +343,9 @@ def _accumulating(norms: pd.Series, step: int, ratio: float) -> bool:
     gradient since the last reset: it climbs in a straight line, or up to where the model swings about it,
     and each new batch changes it by a sliver -- batch noise of +-20-70 % before, 0.02-1 % after, in six
     outside runs by five authors. A gradient that explodes is one step's gradient, as noisy as the batches
-    that make it. Those authors named the run by what its loss did (a plateau, a climb, swings), not by its
-    norm, 13-84 x up; so the finding gives way to the loss's (``led_by = "loss"``: ``rules.rank`` lists it
-    after them). Past ``SPIKE`` x it is an explosion whatever made it (a never-zeroed sum unclipped for a
+    that make it. Five of those six runs their authors named by what the loss did (a plateau, a climb,
+    swings), not by the norm, 13-84 x up (the sixth, ``grad_explosion``); so the finding gives way to the
+    loss's (``led_by = "loss"``: ``rules.rank`` lists it after them). Past ``SPIKE`` x it is an explosion whatever made it (a never-zeroed sum unclipped for a
     thousand steps: 10^16 x, its author's ``grad_explosion``)."""
     if ratio >= SPIKE:
         return False
