@@ -73,6 +73,7 @@ OUTSIDE = SCORER.parent / "outside"
     ("GB", "f_van_b", "vanishing_gradients"),  # an embedding pushed through tanh(1500 u) mid-run
     ("GT", "h13_inverse_adam_const", "healthy"),  # a mixture density network sharpening
     ("GV", "h04", "loss_plateau"),  # a click-through model stuck at its base rate
+    ("GV", "f_pl3", "loss_plateau"),  # ... and one evaluated four times
 ])
 def test_kept_outside_logs_keep_the_diagnosis_their_authors_gave(tmp_path, kept, log, want):
     # Logs from code this project did not write, each read wrongly until the pass that fixed it (2026-12-06):

@@ -80,6 +80,7 @@ MOTIONLESS = 1e-3  # per-record log-loss noise: batches scoring the same to 0.1 
 DEAD_CALM = 0.25  # without gradient norms: that noise at most a quarter of the live network's (loss_calmed)
 IN_ORDER = 4  # evaluations each lower than the last: an exact 1-in-24 chance (val_still_falling)
 MIN_EVALS = signals.TREND_EVALS  # evaluations, for val_still_falling: a trend of 5 can reach the 5 % level
+FLOOR_EVALS = 3  # evaluations that show where the val loss ended, for stuck_above_floor (the train loss decides)
 STILL_FALLING = MIN_DROP / 2
 # A significant trend that closes under 1 % of the gap to the floor over three quarters of the run: a dead
 # network's output bias, or steps 1000x too small, moving it -- no learning (stuck_above_floor, closed_the_gap).
@@ -308,7 +309,7 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
     inputs sat at 2.05 against ln 11 = 2.40, and a floor of 0 was no floor to the rule until 2026-12-05) --,
     the loss there is calm (per-record noise of the log loss below ``signals.THRASH``) with no downward
     trend (Mann-Kendall z above -``TREND_Z``, or a trend that closed less than ``GAP_CLOSED`` of the gap to
-    the floor: :func:`closed_the_gap`), and the validation loss (at least ``MIN_EVALS`` evaluations) ends that far
+    the floor: :func:`closed_the_gap`), and the validation loss (at least ``FLOOR_EVALS`` evaluations) ends that far
     above the floor too with no downward trend after its first quarter (or one that closed less than
     ``GAP_CLOSED`` of its gap: a fixed validation set has no batch noise, so a dead network's creeping output
     bias -- 1.0588 -> 1.0578 in perfect order against a floor of 0.28 -- is significant, and nothing); else None.
@@ -323,10 +324,13 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
     until 2026-12-06): the floor of a rare event is low, and so is the entropy of its base rate -- outside
     click-through models that only learned a 5 % click rate sat calm at 1.37-1.53 x a floor of 0.11-0.12, and
     a dead WaveNet at 1.4 x its floor; the calm and no-trend tests decide, and at 1.3 no healthy run of
-    twenty-three outside sets or the benchmarks was named."""
+    twenty-three outside sets or the benchmarks was named. Why three evaluations (five until 2026-12-06): the
+    validation loss only confirms where the run ended -- a trend of three cannot reach the 5 % level, so it
+    cannot excuse the run either, while a fall by ``MIN_DROP`` still does (:func:`val_came_down`); four of the
+    click-through plateaus evaluated three or four times, and no healthy run was named at three."""
     floor = run.info("loss_floor")
     val = signals.val_losses(run)
-    if floor is None or floor < 0 or len(val) < MIN_EVALS:
+    if floor is None or floor < 0 or len(val) < FLOOR_EVALS:
         return None
     settled = loss.iloc[len(loss) // 4:]
     level = float(settled.median())
