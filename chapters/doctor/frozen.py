@@ -105,7 +105,7 @@ def check(run) -> list[Finding]:
         if _all_trainable(run) and all(_gradient_is_zero(run, k) for k in frozen):
             return [_dead_units_finding(step, frozen)]  # counted trainable, yet no gradient at all: dead units
         if moving:
-            names = ", ".join(k.split("/", 1)[1] for k in frozen)
+            names = _group_names(frozen)
             when = f"in {zero_share[first]:.0%} of records" if first in always else f"from step {step} to the end"
             return [_finding(0.9, step, f"{prefix} is 0 for {names} {when} while {moving[0].split('/', 1)[1]} "
                                         "moves")]
@@ -284,6 +284,11 @@ def _dead_below(run, table: pd.DataFrame) -> tuple[list[str], str, int] | None:
     return list(still), moving[0], max(still.values(), key=run.train.index.get_loc)
 
 
+def _group_names(keys: list[str]) -> str:
+    """``update_ratio/embed, update_ratio/head`` -> ``embed, head``: the groups as the evidence names them."""
+    return ", ".join(k.split("/", 1)[1] for k in keys)
+
+
 def _all_trainable(run) -> bool:
     """Does ``run_start`` count every parameter as trainable (``trainable_params`` equal to ``total_params``,
     both given)?
@@ -300,7 +305,7 @@ def _all_trainable(run) -> bool:
 
 
 def _dead_units_finding(step: int, dead: list[str]) -> Finding:
-    names = ", ".join(k.split("/", 1)[1] for k in dead)
+    names = _group_names(dead)
     return Finding("loss_plateau", 0.75, step,
                    f"{names}: a gradient of exactly 0 on every record, while run_start counts every parameter as "
                    "trainable -- not frozen (requires_grad=False would leave the count, parameters left out of the "
@@ -318,7 +323,7 @@ def _still_from(values) -> int | None:
 
 
 def _dead_below_finding(step: int, prefix: str, dead: list[str], head: str) -> Finding:
-    names = ", ".join(k.split("/", 1)[1] for k in dead)
+    names = _group_names(dead)
     head = head.split("/", 1)[1]
     return Finding("loss_plateau", 0.85, step,
                    f"from step {step} {names} get a gradient of exactly 0 ({prefix} 0) and only {head} moves: no "

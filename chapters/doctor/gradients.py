@@ -345,8 +345,9 @@ def _accumulating(norms: pd.Series, step: int, ratio: float) -> bool:
     outside runs by five authors. A gradient that explodes is one step's gradient, as noisy as the batches
     that make it. Five of those six runs their authors named by what the loss did (a plateau, a climb,
     swings), not by the norm, 13-84 x up (the sixth, ``grad_explosion``); so the finding gives way to the
-    loss's (``led_by = "loss"``: ``rules.rank`` lists it after them). Past ``SPIKE`` x it is an explosion whatever made it (a never-zeroed sum unclipped for a
-    thousand steps: 10^16 x, its author's ``grad_explosion``)."""
+    loss's (``led_by = "loss"``: ``rules.rank`` lists it after them). Past ``SPIKE`` x it is an explosion
+    whatever made it (a never-zeroed sum unclipped for a thousand steps: 10^16 x, its author's
+    ``grad_explosion``)."""
     if ratio >= SPIKE:
         return False
     before, after = np.log(norms[norms.index < step]), np.log(norms[norms.index >= step])
@@ -420,12 +421,9 @@ def _vanished_later(run) -> list[Finding]:
     loss saturated are that climb's consequence (every family divergence whose embedding's gradient fell
     like this blew up first). On the twenty outside sets and the benchmarks, no healthy run's group fell
     thirtyfold to under 1/256."""
-    keys = group_keys(run.train, "grad_norm")
-    if len(keys) < 2 or blown_up_at(run) is not None:
+    if blown_up_at(run) is not None:
         return []
-    table = run.train[keys].astype(float)
-    table = table.where(np.isfinite(table) & (table != 0.0))  # a frozen or dead group is the frozen rule's
-    table = table[table.notna().sum(axis=1) >= 2]
+    _, table = early_spread(run, "grad_norm")  # live groups only: a frozen or dead one is the frozen rule's
     if len(table) < 10:
         return []
     early = table.iloc[:max(3, len(table) // 5)].median()
