@@ -58,6 +58,7 @@ def labelled(folder: Path) -> list[dict]:
         rows = list(csv.DictReader(table))
     for row in rows:
         row["path"] = folder / "logs" / row["name"]
+        row["set"] = folder.name  # names a miss: two sets may both hold a run called f_tp1
         row["visible"] = (row.get("visible") or "yes").strip()  # no column, or left blank: shown
         if row["label"].strip() == "healthy":
             row["visible"] = "yes"  # one author wrote "no" for every healthy run: a false alarm counts all the same
@@ -98,7 +99,7 @@ def main() -> int:
                 confident["all"] += 1
                 confident["right"] += finding.anomaly == want
         if got != want:
-            misses.append(f"XX {row['name']:36s} {shown:9s} want {want:20s} got "
+            misses.append(f"{row['set']:4s} {row['name']:36s} {shown:9s} want {want:20s} got "
                           f"{', '.join(f.anomaly for f in findings) or 'healthy'} {row.get('error', '')}")
     for shown in ("yes", "ambiguous", "no"):
         faulty = [(label, counts) for label, counts in sorted(per_label.items()) if counts[shown, "runs"]]

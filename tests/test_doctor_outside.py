@@ -56,6 +56,16 @@ def test_a_healthy_run_marked_not_visible_is_still_counted(tmp_path):
     assert "top-1 1/1 = 1.00; false alarms 0/1" in result.stdout
 
 
+def test_a_miss_is_named_by_its_set_and_run(tmp_path):
+    folder = write_set(tmp_path)
+    (folder / "labels.csv").write_text("name,label,visible,note\ncalm,overfitting,yes,\nblown,nan_loss,yes,\n")
+    result = subprocess.run([sys.executable, str(SCORER), str(folder), "--misses"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    missed = [line.split() for line in result.stdout.splitlines() if "want" in line]
+    assert [line[:2] for line in missed] == [["ZZ", "calm"]]  # two sets may both hold a run called calm
+
+
 def test_a_missing_archive_is_one_line_and_exit_2(tmp_path):
     result = score(tmp_path / "nowhere.tar.xz")
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
