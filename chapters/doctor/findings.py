@@ -42,7 +42,7 @@ class Finding:
 @dataclass
 class Diagnosis:
     findings: list[Finding] = field(default_factory=list)  # most likely first
-    notes: list[str] = field(default_factory=list)  # about the log itself: skipped lines, resumed steps
+    notes: list[str] = field(default_factory=list)  # about the log: skipped lines, resumed steps, fixed params
 
     @property
     def verdict(self) -> str:

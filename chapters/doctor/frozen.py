@@ -9,10 +9,15 @@ record to the end, over a quarter of its records at least, while two groups or m
 group's gradient vanished from the log there or stayed live to the end: :func:`_gradient_gone_since`,
 :func:`_gradient_kept_since`) and the loss carries on below the untrained level (:func:`_zero_since`,
 :func:`_loss_carried_on`: frozen from mid-run, 2026-12-03).
-Without per-group keys: ``trainable_params < total_params`` in ``run_start`` by at least ``MIN_FROZEN_SHARE``
-(0.1 %) of the parameters -- weaker evidence, since freezing is sometimes intended (fine-tuning), and
-read only from a log without per-group keys: when the log watches its groups and every one of them moves,
-the parameters the counts call fixed sit outside what it watched -- a projection fixed by design, in an
+Without per-group keys: ``trainable_params < total_params`` in ``run_start`` by at least ``COUNTED_FREEZE``
+(a quarter) of the parameters -- weaker evidence, since freezing is sometimes intended, and read only from
+a log without per-group keys. Why a quarter: what is fixed by design is a supporting part -- a temperature,
+a fixed projection (17 % of an outside contrastive model), a VQ-VAE codebook updated by moving averages
+instead of gradients (2-15 % of an outside one, whose every healthy run was ``frozen_parameters`` until
+2026-12-07) -- while the freezes that outside authors could see from the counts alone held 44-98 % of their
+models (a frozen body, encoder or MLP stack; the smaller ones they marked not visible themselves). And
+when the log watches its groups and every one of them moves, the parameters the counts call fixed sit
+outside what it watched -- a projection fixed by design, in an
 outside contrastive model whose runs all declared 17 % of the model not trainable (``frozen_parameters`` on
 five healthy runs, the only finding on three, and first on five faulty ones until 2026-12-06). The cost: a
 freeze inside a group whose other parameters train -- an outside seq2seq transformer's token embedding left
@@ -65,6 +70,7 @@ ZERO = 1e-30
 # the smallest forgotten layer 0.94 % (an AlexNet's first conv, 448 of 47,493 parameters, excused as a
 # "handful" while the share was 1 % until 2026-12-05).
 MIN_FROZEN_SHARE = 0.001
+COUNTED_FREEZE = 0.25  # the counts alone, with no per-group keys, name a freeze this large (module docstring)
 FROZEN_TAIL = 0.25  # a group at exactly 0 from some record to the end, over this share of its records...
 MIN_TAIL = 5  # ...and this many: frozen from mid-run (_zero_since)
 LAST_SHARES = 3  # _had_gradient: a group's last records with a gradient, where a fade ends and a freeze begins
@@ -111,12 +117,24 @@ def check(run) -> list[Finding]:
                                         "moves")]
     if any(len(group_keys(run.train, prefix)) >= 2 for prefix in ("update_ratio", "grad_norm")):
         return []  # the log watched its groups and saw none stand still: the counts add no evidence
-    if _counts_a_freeze(run):
+    if _fixed_share(run) >= COUNTED_FREEZE:
         total, trainable = run.info("total_params"), run.info("trainable_params")
         return [_finding(0.62, int(run.run_start.get("step") or 0),
                          f"run_start says {int(total - trainable):,} of {int(total):,} parameters are not "
                          "trainable")]
     return []
+
+
+def counted_fixed(run, findings: list[Finding]) -> list[str]:
+    """A note (not a finding) when ``run_start`` counts parameters as not trainable and no rule named a
+    freeze: the fact is worth a look -- a forgotten ``requires_grad=False`` -- but on its own it is no
+    anomaly, since so much is fixed by design (module docstring, ``COUNTED_FREEZE``)."""
+    share = _fixed_share(run)
+    if share < MIN_FROZEN_SHARE or any(f.anomaly == "frozen_parameters" for f in findings):
+        return []
+    total, trainable = run.info("total_params"), run.info("trainable_params")
+    return [f"run_start counts {int(total - trainable):,} of {int(total):,} parameters ({share:.1%}) as not "
+            "trainable: fixed by design, or a freeze left on by mistake?"]
 
 
 def _a_handful_fixed(run) -> bool:

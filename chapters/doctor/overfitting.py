@@ -42,7 +42,8 @@ a gap and a train loss that learned (:func:`_climbing`).
 
 A second statistic is for the model that memorised before its first evaluation, so that its validation loss
 has no minimum to turn up from: the train loss far below the untrained level while the validation loss sits
-above it (:func:`_memorised_at_once`).
+above it (:func:`_memorised_at_once`). A third is for a run whose data declares its noise: the train loss
+well under the ``loss_floor`` while the validation loss sits far above it (:func:`_beneath_the_floor`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ TRENDED_RISE = 0.05  # ... or GL 5 % when the val loss climbs with a significant
 NO_GAP = 1.1  # val over train at the end below this, with train not lower than at the minimum: no memorising
 RISE_UNITS = 3.0
 MEMORISED = 0.5  # the train loss under half the untrained reference: it learned (_memorised_at_once)
+# _beneath_the_floor: the train loss ends under half the declared loss floor while the val loss sits above
+# twice it. Healthy outside runs ended their train loss at 0.63-1.0 x their floor, val at 1.04-1.23 x.
+UNDER_FLOOR, OVER_FLOOR = 0.5, 2.0
 # A val rise under half a percent of what an untrained model scores is no loss of anything learned, whatever
 # its GL: a graph network at 99.9 % accuracy whose val loss went 0.0043 -> 0.0058 (GL 33 %, 0.1 % of ln 4)
 # was ``overfitting`` until 2026-12-05, a healthy run to its author. 1 % until 2026-12-06, which also
@@ -75,7 +79,7 @@ def check(run) -> list[Finding]:
     val = curve(run.evals, "val_loss")
     if len(val) < 4 or run.nonfinite["val_loss"].any():
         return []
-    return _turned_up(run, val) or _memorised_at_once(run, val)
+    return _turned_up(run, val) or _memorised_at_once(run, val) or _beneath_the_floor(run, val)
 
 
 def _turned_up(run, val) -> list[Finding]:
@@ -221,6 +225,35 @@ def _memorised_at_once(run, val) -> list[Finding]:
                      f"over the second half the train loss's median is {trained:.3g} while the val loss's is "
                      f"{unseen:.4g}, above what an untrained model scores ({reference:.4g}): the model learned "
                      "its training examples by heart and is confidently wrong on unseen ones")]
+
+
+def _beneath_the_floor(run, val) -> list[Finding]:
+    """With a declared ``loss_floor`` above 0: the train loss's last tenth (median, three records at least)
+    under ``UNDER_FLOOR`` (half) of the floor, while the validation loss's second half (median) is above
+    ``OVER_FLOOR`` (twice) the floor, with no non-finite training loss.
+
+    Why: the floor is the noise in the data -- the least loss any model can score on examples it has not
+    seen. A train loss far under it scores the training examples better than their noise allows, which
+    only learning that noise by heart can do; the validation loss, far above the floor, pays for it. Why
+    here and not in Prechelt's test: a model that memorises a tiny training set in its first few hundred
+    steps leaves its validation loss flat, with no minimum to turn up from -- outside VQ-VAEs trained on
+    48-64 examples (train 0.03-0.04 against a floor of 0.09, val 0.34-0.45, flat) and a seq2seq model on a
+    handful of pairs were ``healthy`` until 2026-12-07. Why both bars: the healthy runs of the outside
+    sets that declared a floor ended their train loss at 0.63 x it and above (a floor estimated a little
+    high, batch noise) and their val loss at 1.23 x it and below; a leak puts the val loss *under* the
+    floor (``leakage``)."""
+    train, floor = run.curve("train_loss"), run.info("loss_floor")
+    late = val.iloc[len(val) // 2:]
+    if floor is None or floor <= 0 or len(train) < 8 or len(late) < 2 or run.nonfinite["train_loss"].any():
+        return []
+    trained = float(train.iloc[-max(3, len(train) // 10):].median())
+    unseen = float(late.median())
+    if trained >= UNDER_FLOOR * floor or unseen <= OVER_FLOOR * floor:
+        return []
+    return [_finding(confidence(0.7, unseen / (OVER_FLOOR * floor)), int(late.index[0]),
+                     f"the train loss ends at {trained:.3g}, under half the loss floor {floor:.4g}, while the val "
+                     f"loss sits at {unseen:.4g}: the model learned the noise of its training examples by heart, "
+                     "which no unseen example rewards")]
 
 
 def _finding(score, step, evidence) -> Finding:

@@ -95,7 +95,7 @@ def diagnose_run(run: RunLog) -> Diagnosis:
     with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
         run = log_density.moved(run)  # a loss below zero is read from a baseline (factors need a zero)
         findings = [finding for rule in RULES for finding in rule.check(run)]
-    return Diagnosis(rank(_one_per_label(findings)), list(run.notes))
+    return Diagnosis(rank(_one_per_label(findings)), list(run.notes) + frozen.counted_fixed(run, findings))
 
 
 def _one_per_label(findings: list[Finding]) -> list[Finding]:
