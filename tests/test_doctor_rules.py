@@ -2243,6 +2243,28 @@ def test_a_layer_starved_during_training_is_vanishing(tmp_path, embed_after, hea
     assert ("vanishing_gradients" in found) == want
 
 
+@pytest.mark.parametrize("thrown_back, want", [(True, False), (False, True)])
+def test_a_layer_gone_silent_after_an_update_threw_the_loss_back_up_is_dead_not_starved(tmp_path, thrown_back,
+                                                                                       want):
+    # A VQ-VAE at Adam 0.05: it learns 1.24 -> 0.91, one update throws the loss to 1.36 at record 21 of 60,
+    # and it then sits at 1.04 for good (41 % of what it learned given back) while the encoder's gradient
+    # decays from 0.3 to 2e-7 -- its ReLUs switched off by that update: a dead network, not a layer that
+    # training starved. The same fall with the loss still coming down is vanishing.
+    rng = np.random.default_rng(97)
+    n, onset = 60, 21
+    encoder = 0.3 * np.exp(rng.normal(0, 0.2, n))
+    encoder[onset:] *= np.geomspace(1, 1e-6, n - onset)
+    decoder = 0.05 * np.exp(rng.normal(0, 0.2, n))
+    loss = learning_curve(n, rng, start=1.24, end=0.85, noise=0.01)
+    if thrown_back:
+        loss[onset] = 1.36
+        loss[onset + 1:] = 1.04 * np.exp(rng.normal(0, 0.01, n - onset - 1))
+    rows = [{**row, "step": 10 * (i + 1)} for i, row in
+            enumerate(records(loss, **{"grad_norm/encoder": encoder, "grad_norm/decoder": decoder}))]
+    found = labels(write_log(tmp_path, rows))
+    assert ("vanishing_gradients" in found) == want
+
+
 @pytest.mark.parametrize("still_falling, every, want", [(False, 8, ["loss_plateau"]), (True, 8, []),
                                                          (False, 16, ["loss_plateau"])])
 def test_a_rare_event_model_stuck_at_its_base_rate_is_a_plateau(tmp_path, still_falling, every, want):

@@ -90,6 +90,7 @@ STARVED = 1e-3
 # weight's step. Measured on the benchmark: healthy runs 0.02 and more, vanishing ones 2e-6 and less.
 UPDATE_VANISH_RATIO = 1e-4
 STARVED_LATER = 100.0  # a group's own norm falling a hundredfold in training, to under VANISH_RATIO (_vanished_later)
+KILLED_BACK = 1 / 3  # ... unless the loss gave back this share of what it had learned: units killed (_gave_back)
 AWAKE_SHARE = 10.0  # x the vanishing bar: a share no starved layer reaches (_normal_share_at_times)
 TOGETHER = 0.5  # correlation of log norm and log loss over the loss's climb: the norm rose with it (_led_by)
 ESCAPE = 2.0  # the loss falling this many times faster once the norm took off: leaving a plateau
@@ -438,10 +439,33 @@ def _vanished_later(run) -> list[Finding]:
     norm = table[weakest].dropna()
     below = first_sustained(smooth(norm, 3) <= early[weakest] / math.sqrt(STARVED_LATER), 2)
     step = int(run.train.loc[below if below is not None else norm.index[-1], "step"])
+    if _gave_back(run, step):
+        return []  # the update that threw the loss back up killed the units: a dead network, loss_plateau's
     return [_vanish_finding(step, confidence(0.7, VANISH_RATIO / max(float(share[weakest]), 1e-30)),
                             f"{weakest} fell from {early[weakest]:.2g} to {late[weakest]:.2g} (x{fell:.0f} down) "
                             f"during the run and ends at {share[weakest]:.1e} of {late.idxmax()}: its units "
                             "saturated while training went on")]
+
+
+def _gave_back(run, step: int) -> bool:
+    """Did the train loss end (median of its last 30 %) above its best before ``step`` (the smoothed minimum)
+    by ``KILLED_BACK`` or more of what it had learned by then (from the untrained reference)?
+
+    Why it takes the finding from :func:`_vanished_later`: a layer that training starved stops passing
+    gradient while the loss carries on or settles where it was. A bad update -- a learning rate too high --
+    throws the loss up and switches the units off at once; their gradient then decays to nothing while the
+    loss sits *above* where it had been: outside VQ-VAEs at Adam 0.015-0.05, which had learned 0.96-0.91 of
+    a start of 1.1-1.2 and sat at 1.04 after the spike (41-61 % given back) -- dead networks to their author,
+    ``vanishing_gradients`` until 2026-12-07. The two starved runs of the outside sets ended below their best
+    before the fall."""
+    loss = run.curve("train_loss")
+    loss = loss[loss > 0]
+    before = smooth(loss, window_for(len(loss)))[loss.index < step]
+    if len(loss) < 8 or before.empty:
+        return False
+    best, late = float(before.min()), float(loss.iloc[-max(3, int(0.3 * len(loss))):].median())
+    learned_by_then = reference_level(run, loss) - best
+    return learned_by_then > 0 and late - best >= KILLED_BACK * learned_by_then
 
 
 def _starving_the_run(run, share: float, prefix: str) -> bool:
