@@ -1529,18 +1529,17 @@ def test_a_group_that_stops_moving_at_mid_run_is_frozen_while_the_rest_learns_on
     assert labels(write_log(tmp_path, rows, start={"num_classes": 4}))[:1] == [want]
 
 
-@pytest.mark.parametrize("fixed, want, noted", [(1, [], False), (130, [], True), (320, [], True),
-                                               (5_000, ["frozen_parameters"], False)])
-def test_counts_alone_name_a_freeze_only_when_it_holds_a_real_share_of_the_model(tmp_path, fixed, want, noted):
-    # A contrastive model's fixed temperature is 1 of 14,401 parameters: a design choice, not worth a note. A
-    # VQ-VAE's codebook updated by moving averages is 2.2 % of an outside model, fixed by design in every
-    # healthy run: a note, not an anomaly -- and so is a small first layer (0.9 %), whose freeze the counts
-    # alone cannot tell from a design. A third of the model left out of training is the forgotten freeze.
+@pytest.mark.parametrize("fixed, noted", [(1, False), (320, True), (7_200, True)])
+def test_the_counts_alone_are_a_note_never_a_freeze(tmp_path, fixed, noted):
+    # A contrastive model's fixed temperature is 1 of 14,401 parameters: not worth a note. A VQ-VAE's codebook
+    # updated by moving averages (2.2 %) and a BYOL target encoder (half the model) are fixed by design in
+    # every healthy run; a forgotten freeze counts the same. Without per-group keys the counts cannot tell
+    # which: a note under a healthy verdict, not an anomaly.
     rng = np.random.default_rng(0)
     path = write_log(tmp_path, records(learning_curve(200, rng)),
                      start={"total_params": 14_401, "trainable_params": 14_401 - fixed})
     diagnosis = diagnose(path)
-    assert [f.anomaly for f in diagnosis.findings] == want
+    assert diagnosis.findings == []
     assert any("not trainable" in note for note in diagnosis.notes) == noted
 
 
@@ -2993,20 +2992,6 @@ def test_a_val_loss_on_random_batches_jumping_beside_a_train_loss_that_came_down
     rows.sort(key=lambda r: r["step"])
     found = labels(write_log(tmp_path, rows, start={"num_classes": 5}))
     assert found[:1] == want
-
-
-@pytest.mark.parametrize("groups, want", [(True, []), (False, ["frozen_parameters"])])
-def test_counts_of_fixed_parameters_are_read_only_when_the_log_watches_no_groups(tmp_path, groups, want):
-    # A model declaring 40 % of itself not trainable: its logged groups all moved, so what the counts call
-    # fixed sits outside what it watched (a projection fixed by design). Without groups the counts are all
-    # there is.
-    rng = np.random.default_rng(208)
-    count = 100
-    loss = learning_curve(count, rng, start=math.log(8), end=0.7)
-    columns = {"update_ratio/encoder": 1e-3 * rng.uniform(0.5, 1.5, count),
-               "update_ratio/probe": 2e-3 * rng.uniform(0.5, 1.5, count)} if groups else {}
-    start = {"num_classes": 8, "total_params": 35752, "trainable_params": 21452}
-    assert labels(write_log(tmp_path, records(loss, **columns), start=start)) == want
 
 
 @pytest.mark.parametrize("schedule, stopped", [("zero_at_30", True), ("times_1e-4", True),
