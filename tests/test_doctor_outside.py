@@ -87,6 +87,9 @@ OUTSIDE = SCORER.parent / "outside"
     ("GZ", "o01", "overfitting"),  # 64 examples fitted under half the noise floor, val flat far above it
     ("GU", "f_overfit_small", "overfitting"),  # ... a date translator on a handful of pairs
     ("GZ", "h04", "healthy"),  # an EMA codebook counted as not trainable: fixed by design, a note
+    ("HA", "healthy_01", "healthy"),  # ... and a BYOL momentum target encoder
+    ("HC", "h01", "healthy"),  # a Cox loss scoring the short last batch of every epoch lower: reshuffled
+    ("GZ", "x02", "loss_plateau"),  # a VQ-VAE's units killed by one update, its encoder's gradient gone after
 ])
 def test_kept_outside_logs_keep_the_diagnosis_their_authors_gave(tmp_path, kept, log, want):
     # Logs from code this project did not write, each read wrongly until the pass that fixed it (2026-12-06/07):
