@@ -15,9 +15,9 @@ BYOL or MoCo (half the model), a frozen pretrained backbone under a new head, a 
 moving averages, a fixed projection or temperature -- that the counts alone cannot tell a forgotten freeze
 from a design. Until 2026-12-07 a count of 0.1 % and more was ``frozen_parameters`` at 0.62 in a log without
 per-group keys: on thirteen healthy runs of an outside BYOL/MoCo set and eight of an outside VQ-VAE set
-(every one logged without group keys); the four count-only freezes that outside authors marked visible (44-98 % of their models) are the cost,
-and a bench family's frozen embedding logged without group keys. The per-group keys show a freeze: a group
-at exactly 0. Why it
+(every one logged without group keys). The cost: the four count-only freezes that outside authors marked
+visible (44-98 % of their models), and a bench family's frozen embedding logged without group keys. The
+per-group keys show a freeze: a group at exactly 0. Why it
 matters: a frozen token embedding (``requires_grad=False``, a forgotten freeze from fine-tuning code, or
 parameters left out of the optimizer's groups) still trains "a bit" through the other layers, so the loss
 curve alone only looks slow; the update ratio shows 0 at once.
