@@ -460,8 +460,10 @@ def _gave_back(run, step: int) -> bool:
     before the fall."""
     loss = run.curve("train_loss")
     loss = loss[loss > 0]
+    if len(loss) < 8:
+        return False
     before = smooth(loss, window_for(len(loss)))[loss.index < step]
-    if len(loss) < 8 or before.empty:
+    if before.empty:
         return False
     best, late = float(before.min()), float(loss.iloc[-max(3, int(0.3 * len(loss))):].median())
     learned_by_then = reference_level(run, loss) - best
