@@ -3260,3 +3260,27 @@ def test_a_group_without_a_gradient_in_a_model_counted_trainable_is_dead_not_fro
     columns = {"grad_norm/prenet": np.zeros(count), "update_ratio/prenet": np.zeros(count), **moving}
     start = {"total_params": 20_000, "trainable_params": trainable, "loss_floor": 0.77, "steps_per_epoch": 63}
     assert labels(write_log(tmp_path, records(loss, **columns), start=start))[:1] == [want]
+
+
+@pytest.mark.parametrize("schedule, gave_back, want", [("ramp", 0.8, ["divergence"]), ("ramp", 0.25, []),
+                                                       ("restart", 0.6, [])])
+def test_a_loss_that_climbs_back_while_its_rate_keeps_ramping_up_is_divergence(tmp_path, schedule, gave_back, want):
+    # 200 records: the loss falls 2.0 -> 0.2 (log-linear) over the first 160 while a schedule bug multiplies SGD's
+    # rate by 1.04 per record -- at first that only helps -- then climbs back, on a log scale, ``gave_back`` of
+    # the way to its start by the end as the rate keeps rising (x4 more). A climb of a quarter is a run that
+    # stalled; a rate raised at once x9 at the best (a warm restart that the log ends just after) is a
+    # restart's bump, not a ramp (outside sets, 2026-12-07: a sentence classifier 0.11 -> 2.9 as its rate rose
+    # from 0.06 to 16 was "healthy").
+    rng = np.random.default_rng(67)
+    count, best = 200, 160
+    t = np.arange(count)
+    low, start = math.log(0.2), math.log(2.0)
+    climb = low + gave_back * (start - low) * np.clip((t - best) / 30, 0, 1)
+    loss = np.exp(np.where(t < best, start + (low - start) * t / best, climb) + rng.normal(0, 0.03, count))
+    rows = records(loss)
+    for row, step in zip(rows, t):
+        row["lr"] = 1e-4 * 1.04 ** step if schedule == "ramp" else (0.05 if step < best else 0.45)
+    found = diagnose(write_log(tmp_path, rows)).findings
+    assert [f.anomaly for f in found][:1] == want
+    if want:
+        assert found[0].caused_by == "lr" and "kept rising" in found[0].evidence

@@ -61,6 +61,7 @@ from chapters.doctor.signals import TREND_EVALS, TREND_Z, blew_up, first_sustain
 
 LR_CAUSE = 0.9
 KEPT_BACK = 0.6  # of the loss a jump gave back, still held at the end (jumped_back)
+RAMP_GAVE_BACK = 0.5  # of what the run learned, given back by the end while its rate kept rising (climbed_as_rate_rose)
 # A run logged once an epoch for five epochs: a sustained rise is 3 records (``max(3, 2 %)``), with two
 # before it to say where the run was. (6 until 2026-12-02, which left such logs "healthy".)
 MIN_RECORDS = 5
@@ -117,6 +118,14 @@ def check(run) -> list[Finding]:
                          f"the validation loss rose from {first:.4g} to {end:.4g} (x{end / first:.1f}) with a "
                          f"steady upward trend, and the train loss's median rose x{ratio:.1f} with it: "
                          "too noisy record by record to show a climb, but both losses climbed")]
+    ramped = climbed_as_rate_rose(run, loss, start)
+    if ramped is not None:
+        step, level, end, factor = ramped
+        return [Finding("divergence", LR_CAUSE, step,
+                        f"the learning rate kept rising after the run's best ({level:.4g}), x{factor:.0f} by the end, "
+                        f"and the loss climbed back with it to {end:.4g} (start {start:.4g}) and was still there at "
+                        "the end: the learning rate is the cause", caused_by="lr", fix=FIX, experiment=EXPERIMENT,
+                        lesson=LESSON)]
     thrown = thrown_back(run, loss, start)
     if thrown is not None:
         step, level, back, jump = thrown
@@ -228,6 +237,43 @@ def thrown_back(run, loss, start) -> tuple[int, float, float, float] | None:
                 not relearned_at_raised_rate(loss, lr.loc[step:], level, window):
             return step, level, back, float(factors[position - 1])
     return None
+
+
+def climbed_as_rate_rose(run, loss, start) -> tuple[int, float, float, float] | None:
+    """(step, best level, end level, LR factor) when the learning rate rose ``LR_JUMP``-fold or more between
+    the run's best (the smoothed minimum) and its end -- step by step, no record-to-record rise of ``LR_JUMP``
+    among them -- and the loss over the last ``max(3, 5 %)`` records gave back at least ``RAMP_GAVE_BACK`` of
+    what the run had learned (on a log scale, from the best to ``start``); ``step`` is the first record after
+    the best whose next ``max(3, 5 %)`` records have a median that far up. None otherwise.
+
+    Why: a schedule bug that multiplies the rate a little every step (x1.01-1.03 per step, or a warm-up
+    that never stops) has no jump for :func:`thrown_back` to read, and at first it helps -- a sentence
+    classifier's loss fell from 0.9 to 0.11 while its SGD rate rose from 0.06 to 4 -- until the rate passes what
+    the curvature allows and the loss climbs back as the rate keeps climbing: 0.11 -> 2.9 in its last 10 % of
+    records. A sustained climb in the smoothed curve shows too late for the rules above, or never, when the
+    loss ends below its start (a survival model 45 -> 61 against an untrained 66). Healthy runs raise the rate
+    like this only in a warm-up, before their best; a warm restart after it is a single jump (and a restart's
+    rise is :func:`thrown_back`'s to judge). Five outside sets' runs, 2026-12-07, all ``divergence`` to their
+    authors (``loss_plateau`` or ``healthy`` until then); no healthy log of the outside sets or the families
+    has a rate 3 x its value at the run's best at the end (one, a restart schedule, 2.2 x)."""
+    lr = positive_lr(run)
+    window, stretch = window_for(len(loss)), max(3, len(loss) // 20)
+    smoothed = smooth(loss, window)
+    best_step, best = smoothed.idxmin(), float(smoothed.min())
+    if len(lr) < 5 or len(loss.loc[best_step:]) < 2 * stretch or best > start * (1 - MIN_DROP):
+        return None
+    at_best = lr[lr.index <= best_step]
+    rate_at_best = float(at_best.iloc[-1]) if len(at_best) else float(lr.iloc[0])
+    after = lr[lr.index >= best_step]
+    factor = float(lr.iloc[-stretch:].median()) / rate_at_best
+    if factor < LR_JUMP or len(after) < 2 or float((after.to_numpy()[1:] / after.to_numpy()[:-1]).max()) >= LR_JUMP:
+        return None
+    end = float(loss.iloc[-stretch:].median())
+    mark = best * (start / best) ** RAMP_GAVE_BACK
+    if end < mark:
+        return None
+    ahead = loss.loc[best_step:].iloc[::-1].rolling(stretch, min_periods=stretch).median().iloc[::-1]
+    return int(ahead[ahead >= mark].index[0]), best, end, factor
 
 
 def relearned_at_raised_rate(loss, lr_after, level: float, window: int) -> bool:
