@@ -2971,6 +2971,7 @@ def test_a_thrashing_run_whose_rate_was_ramped_until_it_blew_up_diverged(tmp_pat
     ({"encoder": 0.3, "bottleneck": 3e-4, "decoder": 0.9, "head": 1.0}, False),  # a U-Net's bypassed bottleneck
     ({"encoder": 1e-5, "bottleneck": 3e-4, "decoder": 0.9, "head": 1.0}, True),  # the chain fades to the input
     ({"input": 3e-4, "hidden": 0.3, "head": 1.0}, True),  # starved at the end of the log: maybe the input's
+    ({"crf": 0.7, "embedding": 6e-6, "proj": 1.0, "rnn": 0.6}, True),  # sorted by name; nothing gets past 6e-6
 ])
 def test_one_starved_group_with_well_fed_groups_on_both_sides_is_bypassed_not_vanishing(tmp_path, groups, vanishing):
     # Five healthy outside U-Nets: the bottleneck at 2e-4..7e-4 of the head's norm, the encoder before it at
@@ -3262,25 +3263,63 @@ def test_a_group_without_a_gradient_in_a_model_counted_trainable_is_dead_not_fro
     assert labels(write_log(tmp_path, records(loss, **columns), start=start))[:1] == [want]
 
 
-@pytest.mark.parametrize("schedule, gave_back, want", [("ramp", 0.8, ["divergence"]), ("ramp", 0.25, []),
-                                                       ("restart", 0.6, [])])
-def test_a_loss_that_climbs_back_while_its_rate_keeps_ramping_up_is_divergence(tmp_path, schedule, gave_back, want):
+@pytest.mark.parametrize("schedule, gave_back, noise, want", [
+    ("ramp", 0.8, 0.03, ["divergence"]), ("ramp", 1.0, 0.001, ["loss_plateau"]), ("ramp", 0.25, 0.03, []),
+    ("restart", 0.6, 0.03, [])])
+def test_a_loss_that_climbs_back_while_its_rate_keeps_ramping_up_is_divergence(tmp_path, schedule, gave_back, noise,
+                                                                               want):
     # 200 records: the loss falls 2.0 -> 0.2 (log-linear) over the first 160 while a schedule bug multiplies SGD's
     # rate by 1.04 per record -- at first that only helps -- then climbs back, on a log scale, ``gave_back`` of
     # the way to its start by the end as the rate keeps rising (x4 more). A climb of a quarter is a run that
     # stalled; a rate raised at once x9 at the best (a warm restart that the log ends just after) is a
     # restart's bump, not a ramp (outside sets, 2026-12-07: a sentence classifier 0.11 -> 2.9 as its rate rose
-    # from 0.06 to 16 was "healthy").
+    # from 0.06 to 16 was "healthy"). Thrown all the way back and sitting there calm (0.1 % noise), the network
+    # died: the dead network's rule reads it first.
     rng = np.random.default_rng(67)
     count, best = 200, 160
     t = np.arange(count)
     low, start = math.log(0.2), math.log(2.0)
     climb = low + gave_back * (start - low) * np.clip((t - best) / 30, 0, 1)
-    loss = np.exp(np.where(t < best, start + (low - start) * t / best, climb) + rng.normal(0, 0.03, count))
+    noise = np.where(t < best, 0.03, noise)
+    loss = np.exp(np.where(t < best, start + (low - start) * t / best, climb) + rng.normal(0, 1, count) * noise)
     rows = records(loss)
     for row, step in zip(rows, t):
         row["lr"] = 1e-4 * 1.04 ** step if schedule == "ramp" else (0.05 if step < best else 0.45)
     found = diagnose(write_log(tmp_path, rows)).findings
     assert [f.anomaly for f in found][:1] == want
-    if want:
+    if want == ["divergence"]:
         assert found[0].caused_by == "lr" and "kept rising" in found[0].evidence
+
+
+@pytest.mark.parametrize("end, sits, want", [(3.7, True, ["loss_plateau"]), (6.5, False, [])])
+def test_a_margin_loss_still_falling_far_above_ln_k_has_not_stopped_there(tmp_path, end, sits, want):
+    # ln 40 = 3.69 declared; an ArcFace-style loss starts at 13 and falls. Down to ln K by mid-run and sitting
+    # there, it fell from an overconfident start to the uniform prediction: a plateau. Still falling steadily
+    # at the end -- 2 x ln K, a quarter lower over its second half -- it has stopped nowhere: a margin loss
+    # scores far above ln K while it learns (outside speaker classifiers, 2026-12-07: seven plateaus).
+    rng = np.random.default_rng(71)
+    t = np.arange(150)
+    fall = np.log(13.0) + (math.log(end) - math.log(13.0)) * (np.minimum(t, 75) / 75 if sits else t / 150)
+    loss = np.exp(fall + rng.normal(0, 0.03, 150))
+    val = np.exp(np.interp(np.arange(50, 151, 50), t, fall))
+    rows = sorted(records(loss) + evals(val, every=500), key=lambda r: r["step"])
+    assert labels(write_log(tmp_path, rows, start={"num_classes": 40})) == want
+
+
+@pytest.mark.parametrize("train_creeps, val_creeps, want", [(True, True, []), (True, False, ["loss_plateau"]),
+                                                            (False, False, ["loss_plateau"])])
+def test_losses_that_both_creep_up_far_above_the_floor_are_moving_not_stuck(tmp_path, train_creeps, val_creeps,
+                                                                            want):
+    # A value learner's TD loss against its target network: 0.92 -> 0.49 over the first sixth, then creeping
+    # up to 0.62 as the values grow, 1.7 x a floor (0.36) that only counts the rewards' noise, and the
+    # validation TD loss creeps up with it (an outside DQN set, 2026-12-07: thirteen healthy runs were
+    # plateaus). Both climbing is moving. A train loss creeping beside a validation loss that sits, or both
+    # sitting, is stuck.
+    rng = np.random.default_rng(73)
+    t = np.arange(120)
+    settle = np.where(t < 20, 0.92 * (0.49 / 0.92) ** (t / 20), 0.49 + (0.13 * (t - 20) / 100 if train_creeps
+                                                                        else 0.11))
+    loss = settle * np.exp(rng.normal(0, 0.05, 120))
+    val = (np.linspace(0.61, 0.67, 12) if val_creeps else np.full(12, 0.63)) * np.exp(rng.normal(0, 0.003, 12))
+    rows = sorted(records(loss) + evals(val, every=100), key=lambda r: r["step"])
+    assert labels(write_log(tmp_path, rows, start={"loss_floor": 0.36})) == want

@@ -253,9 +253,14 @@ def climbed_as_rate_rose(run, loss, start) -> tuple[int, float, float, float] | 
     records. A sustained climb in the smoothed curve shows too late for the rules above, or never, when the
     loss ends below its start (a survival model 45 -> 61 against an untrained 66). Healthy runs raise the rate
     like this only in a warm-up, before their best; a warm restart after it is a single jump (and a restart's
-    rise is :func:`thrown_back`'s to judge). Five outside sets' runs, 2026-12-07, all ``divergence`` to their
-    authors (``loss_plateau`` or ``healthy`` until then); no healthy log of the outside sets or the families
-    has a rate 3 x its value at the run's best at the end (one, a restart schedule, 2.2 x)."""
+    rise is :func:`thrown_back`'s to judge). Four runs of four outside sets, 2026-12-07, all ``divergence`` to
+    their authors (``loss_plateau`` or ``healthy`` until then); no healthy log of the outside sets or the families
+    has a rate 3 x its value at the run's best at the end (one, a restart schedule, 2.2 x).
+
+    A network the ramp killed -- back at the untrained level and constant there -- is still
+    :func:`plateau.dead_network`'s, read first: of three outside authors with such a ramped run, two called it
+    ``divergence`` and one ``loss_plateau`` -- too few, and too split, to overturn the dead networks that
+    raised rates killed at one jump, which authors call ``loss_plateau`` more often than not."""
     lr = positive_lr(run)
     window, stretch = window_for(len(loss)), max(3, len(loss) // 20)
     smoothed = smooth(loss, window)
