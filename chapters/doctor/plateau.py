@@ -140,7 +140,7 @@ def check(run) -> list[Finding]:
     stuck = stuck_above_floor(run, loss)
     # With ln K declared, learning means getting below what the uniform prediction scores: a fall from an
     # overconfident start down *to* ln K learned nothing about the data (:func:`never_below_uniform`).
-    uniform = declared(run) and never_below_uniform(best, reference)
+    uniform = declared(run) and came_down_to_uniform(loss, best, reference)
     still = motionless(loss, swing)
     if stuck is None and not still and (learned(loss, reference if uniform else start, best) or
                                         val_still_falling(run, reference if declared(run) else None)):
@@ -327,7 +327,16 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
     twenty-three outside sets or the benchmarks was named. Why three evaluations (five until 2026-12-06): the
     validation loss only confirms where the run ended -- a trend of three cannot reach the 5 % level, so it
     cannot excuse the run either, while a fall by ``MIN_DROP`` still does (:func:`val_came_down`); four of the
-    click-through plateaus evaluated three or four times, and no healthy run was named at three."""
+    click-through plateaus evaluated three or four times, and no healthy run was named at three.
+
+    Why not when both losses climb (an upward Mann-Kendall trend, z at least ``TREND_Z``, in the train loss
+    after its first quarter *and* in the validation loss after its first quarter): a stuck run goes nowhere,
+    and one whose losses both rise is going somewhere -- what a climb is, the rules for climbs judge
+    (``divergence``, ``oscillation``). A value learner's temporal-difference loss is one such healthy climb:
+    its targets come from its own target network, so as the values grow the loss bottoms out early and creeps
+    up 5-20 %, sitting at 1.5-2 x a floor that only counts the rewards' noise (an outside DQN set, 2026-12-07:
+    thirteen of 22 healthy runs were plateaus). No plateau of the outside sets or the benchmarks had both
+    trends."""
     floor = run.info("loss_floor")
     val = signals.val_losses(run)
     if floor is None or floor < 0 or len(val) < FLOOR_EVALS:
@@ -345,6 +354,8 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
     evaluated = val.iloc[len(val) // 4:]
     if signals.trend_z(np.log(evaluated)) <= -TREND_Z and closed_the_gap(evaluated, floor) >= GAP_CLOSED:
         return None
+    if signals.trend_z(np.log(settled)) >= TREND_Z and signals.trend_z(np.log(evaluated)) >= TREND_Z:
+        return None  # both losses climbing: moving, not stuck (see the docstring's last paragraph)
     # A validation set scored MIN_DROP better at the end than at its first evaluation -- and than the train
     # loss's first quarter, so that a first evaluation made while the loss was thrown up is no start -- was
     # being learned, even when too few evaluations make the fall significant (val_came_down).
@@ -444,6 +455,34 @@ def never_below_uniform(best: float, reference: float) -> bool:
     decimal, a transformer at SGD 1e-4 that took 350 steps to come down to ln 13, a tabular model whose
     labels were shuffled -- all healthy until 2026-12-05, their fall from the opening read as learning."""
     return best > (1 - MIN_DROP) * reference
+
+
+def came_down_to_uniform(loss: pd.Series, best: float, reference: float) -> bool:
+    """Did the train loss come down to the declared ln K (``reference``) and stop there: never ``MIN_DROP``
+    below it (:func:`never_below_uniform`) and not still coming down (:func:`still_descending`)?
+
+    Why the second: :func:`never_below_uniform` reads a run that fell from an overconfident start *to* ln K
+    and stopped there; a loss still falling by a tenth and more over its second half has stopped nowhere.
+    Margin losses (ArcFace, CosFace) score far above ln K while they learn -- the margin is subtracted from the
+    true class's logit and the scale multiplies the rest: an outside speaker classifier's healthy runs ended at
+    1.2-2.4 x ln 40, falling all the while (seven of them called plateaus on 2026-12-07, four of those still
+    falling 13-55 % over their second halves). Why not a best far above ln K, which has not got *down* to
+    it: runs at a learning rate far too small start as overconfident and stay there -- a segmentation net
+    at 2 x ln 2 and a graph network at 1.8 x ln 4, 10-14 % below their first records -- and the uniform
+    reference is what shows they learned nothing; three more of those speaker runs, still 2 x ln K after
+    26-48 % falls over 15 records, stay plateaus."""
+    return never_below_uniform(best, reference) and not still_descending(loss)
+
+
+def still_descending(loss: pd.Series) -> bool:
+    """Is the train loss still coming down over its second half: a downward Mann-Kendall trend there (z at most
+    -``TREND_Z``) and its last tenth ``MIN_DROP`` or more below its first tenth? A run that sank to the uniform
+    prediction sits there: its second half is flat (:func:`came_down_to_uniform`)."""
+    second = loss.iloc[len(loss) // 2:]
+    if len(second) < MIN_RECORDS:
+        return False
+    return signals.trend_z(np.log(second)) <= -TREND_Z and \
+        float(signals.tail(second).median()) <= (1 - MIN_DROP) * float(signals.head(second).median())
 
 
 def val_still_falling(run, reference=None) -> bool:
