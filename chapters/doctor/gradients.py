@@ -84,6 +84,7 @@ VANISH_RATIO = 0.25 ** 4
 # ... but between 1/256 and STARVED only in a run that is not learning (_starving_the_run): a recommender's
 # small tower layer starts at 2-3e-3 of its embedding's norm in healthy runs, learning all the while.
 STARVED = 1e-3
+BYPASS_FLOOR = 1e-4  # ... and under this share no path around a group explains it (_bypassed)
 # The same spread read off the update ratios (logs without per-group gradient norms), against the *median*
 # group: a group whose weights start at zero (position embeddings, biases) has an update ratio near 1 while
 # its norm is tiny, so the largest group is no yardstick there; and adaptive optimizers rescale every
@@ -507,10 +508,17 @@ def _bypassed(early: pd.DataFrame, limit: float) -> bool:
     2026-12-06), a recommender's matrix-factorisation branch beside its MLP tower. Logs list their groups in
     the order the model builds them (``named_parameters``), input to output, so "both sides" means "the
     input side too", whichever end the input is at; a group first or last in the log may be the input's own,
-    and stays judged."""
+    and stays judged.
+
+    Not under ``BYPASS_FLOOR`` (1e-4): a skip connection carries the gradient *past* a group, not into it,
+    and the bypassed groups of healthy runs get a share of 2e-4 and more. A group at 1e-5 to 1e-10 of the
+    largest gets nothing, whatever the gradient does around it -- and a log need not list its groups in build
+    order (an outside tagger's sorted alphabetically, crf, embedding, proj, rnn: its embedding at 6e-6, scaled
+    down by a bug, was "bypassed" until 2026-12-07, as were a speaker encoder at 1e-8 and a seq2seq encoder at
+    4e-5)."""
     shares = early.div(early.max(axis=1), axis=0).median().dropna()  # a group with no gradient has no place
     starved = np.flatnonzero((shares < limit).to_numpy())
-    return len(starved) == 1 and 0 < starved[0] < len(shares) - 1
+    return len(starved) == 1 and 0 < starved[0] < len(shares) - 1 and float(shares.iloc[starved[0]]) >= BYPASS_FLOOR
 
 
 def _normal_share_at_times(ratio: pd.Series, limit: float) -> bool:
