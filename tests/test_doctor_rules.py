@@ -3291,15 +3291,15 @@ def test_a_loss_that_climbs_back_while_its_rate_keeps_ramping_up_is_divergence(t
         assert found[0].caused_by == "lr" and "kept rising" in found[0].evidence
 
 
-@pytest.mark.parametrize("end, sits, want", [(3.7, True, ["loss_plateau"]), (6.5, False, [])])
-def test_a_margin_loss_still_falling_far_above_ln_k_has_not_stopped_there(tmp_path, end, sits, want):
-    # ln 40 = 3.69 declared; an ArcFace-style loss starts at 13 and falls. Down to ln K by mid-run and sitting
-    # there, it fell from an overconfident start to the uniform prediction: a plateau. Still falling steadily
-    # at the end -- 2 x ln K, a quarter lower over its second half -- it has stopped nowhere: a margin loss
-    # scores far above ln K while it learns (outside speaker classifiers, 2026-12-07: seven plateaus).
+@pytest.mark.parametrize("opening, end, sits, want", [(5.0, 3.7, True, ["loss_plateau"]), (13.0, 6.5, False, [])])
+def test_a_margin_loss_still_falling_far_above_ln_k_has_not_stopped_there(tmp_path, opening, end, sits, want):
+    # ln 40 = 3.69 declared. From an overconfident 5.0 down to ln K by mid-run and sitting there, a loss fell
+    # to the uniform prediction: a plateau. An ArcFace-style loss from 13 still falling steadily at the end --
+    # 2 x ln K, a quarter lower over its second half -- has stopped nowhere: a margin loss scores far above
+    # ln K while it learns (outside speaker classifiers, 2026-12-07: seven plateaus).
     rng = np.random.default_rng(71)
     t = np.arange(150)
-    fall = np.log(13.0) + (math.log(end) - math.log(13.0)) * (np.minimum(t, 75) / 75 if sits else t / 150)
+    fall = np.log(opening) + (math.log(end) - math.log(opening)) * (np.minimum(t, 75) / 75 if sits else t / 150)
     loss = np.exp(fall + rng.normal(0, 0.03, 150))
     val = np.exp(np.interp(np.arange(50, 151, 50), t, fall))
     rows = sorted(records(loss) + evals(val, every=500), key=lambda r: r["step"])
@@ -3323,3 +3323,32 @@ def test_losses_that_both_creep_up_far_above_the_floor_are_moving_not_stuck(tmp_
     val = (np.linspace(0.61, 0.67, 12) if val_creeps else np.full(12, 0.63)) * np.exp(rng.normal(0, 0.003, 12))
     rows = sorted(records(loss) + evals(val, every=100), key=lambda r: r["step"])
     assert labels(write_log(tmp_path, rows, start={"loss_floor": 0.36})) == want
+
+
+@pytest.mark.parametrize("opening, want", [(1.6, ["loss_plateau"]), (3.5, [])])
+def test_a_loss_that_fell_by_more_than_shrinking_logits_sheds_to_about_ln_k_is_no_cross_entropy(tmp_path, opening,
+                                                                                                 want):
+    # ln 4 = 1.39 declared; the loss falls from ``opening`` to 1.40 over the first half and stays there, its
+    # val loss beside it. From 1.6 (15 % down) that is an overconfident head shrinking its logits to the
+    # uniform prediction: a plateau. From 3.5 (60 % down) it is more than shrinking logits sheds -- a
+    # detector's focal heatmap loss plus box L1 that happens to end near ln 4 (ten healthy outside runs).
+    rng = np.random.default_rng(75)
+    t = np.arange(60)
+    level = 1.40 + (opening - 1.40) * np.exp(-t / 8)
+    loss = level * np.exp(rng.normal(0, 0.02, 60))
+    val = level[9::10] * np.exp(rng.normal(0, 0.005, 6))
+    rows = sorted(records(loss) + evals(val, every=100), key=lambda r: r["step"])
+    assert labels(write_log(tmp_path, rows, start={"num_classes": 4})) == want
+
+
+@pytest.mark.parametrize("settles_at, want", [(0.0129, ["loss_plateau"]), (0.00095, [])])
+def test_a_floor_is_near_in_the_units_of_the_loss_not_in_nats(tmp_path, settles_at, want):
+    # A keypoint heatmap MSE, floor 0.0009: from 0.18 at its first record to ``settles_at`` at its second, then
+    # calm for 40 records, its val loss beside it. At 14 x the floor it is stuck -- 0.02 of slack, the fixed
+    # amount until 2026-12-07, called 0.0129 "at the floor" (an outside pose estimator's saturated head). At
+    # 1.06 x the floor it has arrived.
+    rng = np.random.default_rng(77)
+    loss = np.concatenate([[0.18], settles_at * np.exp(rng.normal(0, 0.003, 40))])
+    val = np.full(8, settles_at * 1.005) * np.exp(rng.normal(0, 0.0005, 8))
+    rows = sorted(records(loss) + evals(val, every=50), key=lambda r: r["step"])
+    assert labels(write_log(tmp_path, rows, start={"loss_floor": 0.0009})) == want
