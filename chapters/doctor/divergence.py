@@ -118,7 +118,7 @@ def check(run) -> list[Finding]:
                          f"the validation loss rose from {first:.4g} to {end:.4g} (x{end / first:.1f}) with a "
                          f"steady upward trend, and the train loss's median rose x{ratio:.1f} with it: "
                          "too noisy record by record to show a climb, but both losses climbed")]
-    ramped = climbed_as_rate_rose(run, loss, start)
+    ramped = climbed_as_rate_rose(run, loss, smoothed, start)
     if ramped is not None:
         step, level, end, factor = ramped
         return [Finding("divergence", LR_CAUSE, step,
@@ -239,9 +239,9 @@ def thrown_back(run, loss, start) -> tuple[int, float, float, float] | None:
     return None
 
 
-def climbed_as_rate_rose(run, loss, start) -> tuple[int, float, float, float] | None:
+def climbed_as_rate_rose(run, loss, smoothed, start) -> tuple[int, float, float, float] | None:
     """(step, best level, end level, LR factor) when the learning rate rose ``LR_JUMP``-fold or more between
-    the run's best (the smoothed minimum) and its end -- step by step, no record-to-record rise of ``LR_JUMP``
+    the run's best (the minimum of ``smoothed``, the loss's rolling median) and its end -- step by step, no record-to-record rise of ``LR_JUMP``
     among them -- and the loss over the last ``max(3, 5 %)`` records gave back at least ``RAMP_GAVE_BACK`` of
     what the run had learned (on a log scale, from the best to ``start``); ``step`` is the first record after
     the best whose next ``max(3, 5 %)`` records have a median that far up. None otherwise.
@@ -262,8 +262,7 @@ def climbed_as_rate_rose(run, loss, start) -> tuple[int, float, float, float] | 
     ``divergence`` and one ``loss_plateau`` -- too few, and too split, to overturn the dead networks that
     raised rates killed at one jump, which authors call ``loss_plateau`` more often than not."""
     lr = positive_lr(run)
-    window, stretch = window_for(len(loss)), max(3, len(loss) // 20)
-    smoothed = smooth(loss, window)
+    stretch = max(3, len(loss) // 20)
     best_step, best = smoothed.idxmin(), float(smoothed.min())
     if len(lr) < 5 or len(loss.loc[best_step:]) < 2 * stretch or best > start * (1 - MIN_DROP):
         return None
