@@ -241,10 +241,11 @@ def thrown_back(run, loss, start) -> tuple[int, float, float, float] | None:
 
 def climbed_as_rate_rose(run, loss, smoothed, start) -> tuple[int, float, float, float] | None:
     """(step, best level, end level, LR factor) when the learning rate rose ``LR_JUMP``-fold or more between
-    the run's best (the minimum of ``smoothed``, the loss's rolling median) and its end -- step by step, no record-to-record rise of ``LR_JUMP``
-    among them -- and the loss over the last ``max(3, 5 %)`` records gave back at least ``RAMP_GAVE_BACK`` of
-    what the run had learned (on a log scale, from the best to ``start``); ``step`` is the first record after
-    the best whose next ``max(3, 5 %)`` records have a median that far up. None otherwise.
+    the run's best (the minimum of ``smoothed``, the loss's rolling median) and its end -- step by step, no
+    record-to-record rise of ``LR_JUMP`` among them -- and the loss over the last ``max(3, 5 %)`` records gave
+    back at least ``RAMP_GAVE_BACK`` of what the run had learned (on a log scale, from the best to ``start``);
+    ``step`` is the first record after the best whose next ``max(3, 5 %)`` records have a median that far up.
+    None otherwise.
 
     Why: a schedule bug that multiplies the rate a little every step (x1.01-1.03 per step, or a warm-up
     that never stops) has no jump for :func:`thrown_back` to read, and at first it helps -- a sentence

@@ -80,7 +80,7 @@ MOTIONLESS = 1e-3  # per-record log-loss noise: batches scoring the same to 0.1 
 DEAD_CALM = 0.25  # without gradient norms: that noise at most a quarter of the live network's (loss_calmed)
 IN_ORDER = 4  # evaluations each lower than the last: an exact 1-in-24 chance (val_still_falling)
 MIN_EVALS = signals.TREND_EVALS  # evaluations, for val_still_falling: a trend of 5 can reach the 5 % level
-SHRINKING = 0.4  # the most of its opening an overconfident cross-entropy sheds on its way to ln K (came_down_to_uniform)
+SHRINKING = 0.4  # the most of its opening an overconfident cross-entropy sheds down to ln K (came_down_to_uniform)
 FLOOR_EVALS = 3  # evaluations that show where the val loss ended, for stuck_above_floor (the train loss decides)
 STILL_FALLING = MIN_DROP / 2
 # A significant trend that closes under 1 % of the gap to the floor over three quarters of the run: a dead
