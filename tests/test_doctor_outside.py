@@ -90,6 +90,12 @@ OUTSIDE = SCORER.parent / "outside"
     ("HA", "healthy_01", "healthy"),  # ... and a BYOL momentum target encoder
     ("HC", "h01", "healthy"),  # a Cox loss scoring the short last batch of every epoch lower: reshuffled
     ("GZ", "x02", "loss_plateau"),  # a VQ-VAE's units killed by one update, its encoder's gradient gone after
+    ("HB", "d1", "divergence"),  # an SGD rate ramped x1.03 per step: the loss climbs back as the rate keeps rising
+    ("HB", "v1", "vanishing_gradients"),  # an embedding at 6e-6 of the head, its groups logged by name
+    ("HI", "h02", "healthy"),  # an ArcFace loss still falling at ln K
+    ("HJ", "healthy_00", "healthy"),  # a DQN's TD loss creeping up with its target network's values
+    ("HM", "h01", "healthy"),  # a detector's focal + L1 loss that fell 60 % to about ln 4
+    ("HO", "pose_f04", "loss_plateau"),  # a heatmap MSE stuck at 14 x its floor of 0.0009
 ])
 def test_kept_outside_logs_keep_the_diagnosis_their_authors_gave(tmp_path, kept, log, want):
     # Logs from code this project did not write, each read wrongly until the pass that fixed it (2026-12-06/07):
