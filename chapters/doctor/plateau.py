@@ -94,7 +94,7 @@ OPENING_UNITS = 3.0  # a first record this close to the opening median is one ba
 OPENING_RECORDS = 5  # ... a median of fewer records (a run of under ~110) is too rough a start to replace it
 FAR_ABOVE = 1.3  # x the loss floor: a calm run sitting there has stopped short (stuck_above_floor)
 NEAR_FLOOR = 0.1  # a best this close to the declared floor reached it (near_floor) ...
-FLOOR_SLACK = 0.01  # ... give or take this share of the untrained reference
+FLOOR_SLACK = 0.01  # ... give or take this share of the loss's first-quarter level
 LIVE_LR = 0.5  # the learning rate there at least half its peak: a schedule did not stop the training
 GRADIENT_GONE = 1e-6  # median total gradient norm, and per unit of train loss: no weight gets one (gradient_gone)
 LESSON = "docs/doctor.md#loss_plateau"
@@ -487,9 +487,9 @@ def came_down_to_uniform(loss: pd.Series, best: float, reference: float, opening
     ln K does not set -- a detector's focal heatmap loss plus box L1 (ten healthy outside runs falling 42-65 %
     to about ln 4), a margin (ArcFace) loss that subtracts its margin from the true class's logit and scales
     the rest (a healthy speaker classifier, 48 % down to 2 x ln 40): eleven plateaus until 2026-12-07. On the
-    fifty-two outside sets no run whose author called it a plateau fell 40 %
-    down to ln K; the cost is a cross-entropy initialised overconfident enough to open at 1.7 x ln K and
-    more (logits spread by 1.4 units and more at K = 4) that only shrank them."""
+    fifty-two outside sets no run whose author called it a plateau fell 40 % down to ln K; the cost is a
+    cross-entropy initialised overconfident enough to open at 1.7 x ln K and more (logits spread by 1.4 units
+    and more at K = 4) that only shrank them."""
     return never_below_uniform(best, reference) and not still_descending(loss) and \
         (opening - best) / opening < SHRINKING
 
