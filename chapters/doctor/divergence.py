@@ -57,7 +57,8 @@ from chapters.doctor.plateau import (GAVE_BACK, LIVE_LR, MIN_DROP, dead_network,
                                      val_below_untrained)
 from chapters.doctor.reference import LOW_SHARE, RISE, declared, rise_limit, rose_past_first
 from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump, lr_ramp, positive_lr
-from chapters.doctor.signals import TREND_EVALS, TREND_Z, blew_up, first_sustained, reference_level, smooth, window_for
+from chapters.doctor.signals import (TREND_EVALS, TREND_Z, blew_up, first_sustained, median_ahead, reference_level,
+                                     smooth, window_for)
 
 LR_CAUSE = 0.9
 KEPT_BACK = 0.6  # of the loss a jump gave back, still held at the end (jumped_back)
@@ -277,7 +278,7 @@ def climbed_as_rate_rose(run, loss, smoothed, start) -> tuple[int, float, float,
     mark = best * (start / best) ** RAMP_GAVE_BACK
     if end < mark:
         return None
-    ahead = loss.loc[best_step:].iloc[::-1].rolling(stretch, min_periods=stretch).median().iloc[::-1]
+    ahead = median_ahead(loss.loc[best_step:], stretch)
     return int(ahead[ahead >= mark].index[0]), best, end, factor
 
 
@@ -321,7 +322,7 @@ def jumped_back(loss, start) -> tuple[int, float, float, float] | None:
     if len(loss) < window + stretch:
         return None
     before = loss.rolling(window, min_periods=window).median().shift(1)
-    after = loss.iloc[::-1].rolling(stretch, min_periods=stretch).median().iloc[::-1]
+    after = median_ahead(loss, stretch)
     gave = np.log(after / before) >= GAVE_BACK * np.log(start / before)
     hits = loss.index[(before <= learning_mark(loss, start)) & gave]  # learned by then, as relapse asks
     if len(hits) == 0:

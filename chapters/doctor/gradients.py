@@ -71,7 +71,8 @@ from chapters.doctor.plateau import MIN_DROP, dead_network, learned
 from chapters.doctor.reference import RISE, blown_up_at
 from chapters.doctor.schedule import climb_start, lr_raised
 from chapters.doctor.signals import (BLOWUP, NOISE_UNITS, TREND_Z, factor, first_sustained, group_keys, head,
-                                     noise_scale, reference_level, smooth, tail, trend_z, val_losses, window_for)
+                                     median_ahead, noise_scale, reference_level, smooth, tail, trend_z, val_losses,
+                                     window_for)
 
 EXPLODE = 10.0
 SPIKE = 100.0
@@ -209,7 +210,7 @@ def _shock(run) -> list[Finding]:
         return []
     log_loss, log_norm = both.iloc[:, 0], both.iloc[:, 1]
     before = both.rolling(3).median().shift(1)
-    after = both.iloc[::-1].rolling(3).median().iloc[::-1]
+    after = median_ahead(both, 3)
     leap = (after - before).dropna()
     if leap.empty:
         return []

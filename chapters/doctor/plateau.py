@@ -365,13 +365,14 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
     far = FAR_ABOVE * floor if floor > 0 else MIN_DROP * reference_level(run, loss)
     if level < far or float(val.iloc[-3:].median()) < far:
         return None
-    if noise_scale(np.log(settled)) >= signals.THRASH or \
-            (signals.trend_z(np.log(settled)) <= -TREND_Z and closed_the_gap(settled, floor) >= GAP_CLOSED):
-        return None
     evaluated = val.iloc[len(val) // 4:]
-    if signals.trend_z(np.log(evaluated)) <= -TREND_Z and closed_the_gap(evaluated, floor) >= GAP_CLOSED:
+    train_trend, val_trend = signals.trend_z(np.log(settled)), signals.trend_z(np.log(evaluated))
+    if noise_scale(np.log(settled)) >= signals.THRASH or \
+            (train_trend <= -TREND_Z and closed_the_gap(settled, floor) >= GAP_CLOSED):
         return None
-    if signals.trend_z(np.log(settled)) >= TREND_Z and signals.trend_z(np.log(evaluated)) >= TREND_Z:
+    if val_trend <= -TREND_Z and closed_the_gap(evaluated, floor) >= GAP_CLOSED:
+        return None
+    if train_trend >= TREND_Z and val_trend >= TREND_Z:
         return None  # both losses climbing: moving, not stuck (see the docstring's last paragraph)
     # A validation set scored MIN_DROP better at the end than at its first evaluation -- and than the train
     # loss's first quarter, so that a first evaluation made while the loss was thrown up is no start -- was

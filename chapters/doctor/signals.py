@@ -22,6 +22,13 @@ def smooth(values: pd.Series, window: int) -> pd.Series:
     return values.rolling(max(1, window), center=True, min_periods=1).median()
 
 
+def median_ahead(values, window: int):
+    """Rolling median of each record and the ``window - 1`` records after it (NaN where fewer remain): what
+    the run did *from* there, beside ``values.rolling(window).median().shift(1)``, what it did up to there.
+    (Reversed, rolled, reversed back: pandas rolls over the records before a point, never after.)"""
+    return values.iloc[::-1].rolling(window, min_periods=window).median().iloc[::-1]
+
+
 def window_for(count: int, fraction: float = 0.04, least: int = 3) -> int:
     """An odd window holding about ``fraction`` of the points, at least ``least``."""
     window = max(least, int(count * fraction))
