@@ -3352,3 +3352,69 @@ def test_a_floor_is_near_in_the_units_of_the_loss_not_in_nats(tmp_path, settles_
     val = np.full(8, settles_at * 1.005) * np.exp(rng.normal(0, 0.0005, 8))
     rows = sorted(records(loss) + evals(val, every=50), key=lambda r: r["step"])
     assert labels(write_log(tmp_path, rows, start={"loss_floor": 0.0009})) == want
+
+
+@pytest.mark.parametrize("end, exploded", [(0.3, False), (2.06, True)])
+def test_a_norm_flat_at_a_saddle_before_it_grows_was_not_yet_working(tmp_path, end, exploded):
+    # A pointer network at SGD 0.5 scored ln 8 for its first two dozen steps, its gradient norm flat at 0.001:
+    # nothing had started to move. Then the norm grew a thousandfold as the loss fell to a tenth, and held (an
+    # outside set, 2026-12-07: grad_explosion until then, the flat stretch read as a working level). A net that
+    # stays at ln 8 after the same climb (``end`` 2.06, 1 % under it) learned nothing: its norm exploded.
+    rng = np.random.default_rng(311)
+    count, flat = 60, 12
+    t = np.arange(count)
+    norm = np.where(t < flat, 1e-3, 1e-3 * np.exp(np.minimum(t - flat, 6) * math.log(800) / 6))
+    norm = norm * np.exp(rng.normal(0, 0.1, count))
+    loss = np.where(t < flat, math.log(8), end + (math.log(8) - end) * np.exp(-(t - flat) / 5))
+    loss = loss * np.exp(rng.normal(0, np.where(t < flat, 1e-5, 0.005)))  # the saddle scores alike on any batch
+    found = labels(write_log(tmp_path, records(loss, grad_norm=norm), start={"num_classes": 8}))
+    assert ("grad_explosion" in found) == exploded
+
+
+@pytest.mark.parametrize("log_every, want", [(50, []), (10, ["loss_plateau"])])
+def test_a_log_that_starts_late_has_no_starting_gap_to_the_floor(tmp_path, log_every, want):
+    # A graph link predictor logged every 50 steps: 0.56 at its first record (ln 2 = 0.69 untrained), 0.52 at
+    # the end against a floor of 0.47 -- 45 % of the gap from its first record closed, short of the half asked
+    # of a run that starts measurably above its floor. That first record already holds the steepest descent
+    # (two healthy outside runs, loss_plateau until 2026-12-07). Logged from step 10, the same record is
+    # the run's start, and a run that closed under half its gap has not reached its floor.
+    rng = np.random.default_rng(312)
+    t = np.arange(40)
+    loss = (0.525 + 0.035 * np.exp(-t / 4)) * np.exp(rng.normal(0, 0.004, 40))
+    rows = [{"step": (i + 1) * log_every, "train_loss": float(v), "lr": 1e-2} for i, v in enumerate(loss)]
+    rows += [{"step": (i + 1) * 4 * log_every, "val_loss": float(v)}
+             for i, v in enumerate(0.53 * np.exp(rng.normal(0, 0.003, 10)))]
+    rows = sorted(rows, key=lambda r: r["step"])
+    assert labels(write_log(tmp_path, rows, start={"loss_floor": 0.4728})) == want
+
+
+@pytest.mark.parametrize("leap, exploded", [(True, True), (False, False)])
+def test_a_norm_that_leaps_tenfold_at_one_record_is_not_a_density_sharpening(tmp_path, leap, exploded):
+    # An audio denoiser's SI-SNR loss (negative, read like a log density) multiplied by a gradient-
+    # accumulation counter never reset: its norm went 11 -> 337 at one record and on to 6,000 while Adam kept
+    # the loss falling from 10 to -28 (an outside set, 2026-12-07: healthy until then, excused as a density
+    # sharpening). A norm that reaches the same level gradually is what a sharpening density does.
+    rng = np.random.default_rng(313)
+    count, onset = 40, 12
+    t = np.arange(count)
+    if leap:
+        norm = np.where(t < onset, 11.0, 330.0 * (1 + (t - onset) / 10))
+    else:
+        norm = 11.0 * np.exp(np.minimum(t, 18) * math.log(1000 / 11) / 18)
+    norm = norm * np.exp(rng.normal(0, 0.1, count))
+    loss = -28 + 38 * np.exp(-t / 8) + rng.normal(0, 0.5, count)
+    found = labels(write_log(tmp_path, records(loss, grad_norm=norm), start={"loss_floor": -2.15}))
+    assert ("grad_explosion" in found) == exploded
+
+
+@pytest.mark.parametrize("first, want", [(2.76e4, ["loss_plateau"]), (14.0, [])])
+def test_a_loss_constant_far_above_its_floor_after_a_blow_up_is_a_dead_network(tmp_path, first, want):
+    # A graph link predictor at Adam 0.3, no class count declared, a floor of 0.47: 27,600 at its first
+    # record, then ln 2 to the fourth decimal for the rest of the run -- a constant prediction (an outside
+    # set, 2026-12-07: healthy until then). A first record 20 x where it ends is a run falling from its
+    # initialisation, not a blow-up, and a run that settled calmly there is no dead network on that evidence.
+    rng = np.random.default_rng(314)
+    t = np.arange(60)
+    loss = math.log(2) + (first - math.log(2)) * np.exp(-t * 1.5)
+    loss = loss * np.exp(rng.normal(0, 3e-4, 60))
+    assert labels(write_log(tmp_path, records(loss), start={"loss_floor": 0.4737})) == want

@@ -67,7 +67,7 @@ import pandas as pd
 
 from chapters.doctor import log_density
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.plateau import MIN_DROP, dead_network, learned
+from chapters.doctor.plateau import MIN_DROP, MOTIONLESS, dead_network, learned
 from chapters.doctor.reference import RISE, blown_up_at
 from chapters.doctor.schedule import climb_start, lr_raised
 from chapters.doctor.signals import (BLOWUP, NOISE_UNITS, TREND_Z, factor, first_sustained, group_keys, head,
@@ -156,7 +156,7 @@ def _explosion(run) -> list[Finding]:
             # the network had learned nothing yet (_untrained_until)
         if under_spike and _escaping_a_plateau(run, climb):
             continue  # the norm took off as the loss began to fall in earnest: a saddle left behind
-        if _sharpening(run, climb) and _settled(norms):
+        if _sharpening(run, climb) and _settled(norms) and not _leapt(smoothed, explode):
             continue  # a likelihood below zero, still falling: its gradients grew as its density sharpened
         if worst is None or peak / base > worst[0]:
             worst = (peak / base, key, int(step), base, peak, norms, len(baseline))
@@ -604,15 +604,41 @@ def _woke_up(run, norms: pd.Series, step: int, climb: int, base: float) -> bool:
     over a rolling median of 3, because one record that far out beside a working level is a hard batch --
     a LayerNorm DenseNet memorising its images, its norm 0.27 at the start, 2-10 later and once 29, while
     its loss fell from 1.8 to 0.01, was ``grad_explosion`` until 2026-12-03), or throw the loss up.
-    And a norm that was already awake before its ``climb`` began cannot wake up: see :func:`_awake_before`."""
+    And a norm that was already awake before its ``climb`` began cannot wake up: see :func:`_awake_before` --
+    unless it sat at a saddle, not at a working level (:func:`_left_the_saddle`)."""
     loss = run.curve("train_loss")
     loss = loss[loss > 0]
     at_climb, at_step = loss[loss.index <= climb].iloc[-3:], loss[loss.index <= step].iloc[-3:]
-    if len(loss) < 8 or at_step.empty or _awake_before(norms, climb):
+    if len(loss) < 8 or at_step.empty:
+        return False
+    end = float(tail(loss, 0.2).median())
+    if _awake_before(norms, climb) and not _left_the_saddle(run, loss, climb, end):
         return False
     before = min(float(at_step.median()), float(at_climb.median()) if len(at_climb) else math.inf)
-    end = float(tail(loss, 0.2).median())
     return _settled(norms) and (end < before or _fell_while_growing(loss, norms, base, end))
+
+
+def _left_the_saddle(run, loss: pd.Series, climb: int, end: float) -> bool:
+    """Had the training loss learned nothing before the norm's ``climb`` (:func:`_untrained_until`) and stood
+    motionless there (three records at least, every batch scoring the same to ``plateau.MOTIONLESS``, 0.1 %,
+    of the log loss: :func:`signals.noise_scale`), and did it then learn: its last fifth (``end``, median)
+    ``plateau.MIN_DROP`` below the untrained reference (:func:`signals.reference_level`)?
+
+    Why: a norm that holds one level before its climb was awake (:func:`_awake_before`) -- *if* the network
+    was working there. A network initialised at a saddle -- a pointer network whose attention scores every
+    position alike, the loss at ln 8 for its first two dozen steps -- holds a flat, tiny norm (0.001) because
+    nothing has started to move; when it finds the way down, the norm grows a thousandfold to its working
+    level while the loss falls to a tenth (an outside healthy run at SGD 0.5, ``grad_explosion`` until
+    2026-12-07). Why the loss must learn: a net stuck at ln 10 whose inputs jumped a thousandfold (a data
+    source in millimetres) also had a flat norm before the climb and ends a hair below ln 10 -- exploded,
+    then dead. Why motionless: a saddle's prediction is the same for every input, and it scores the same on
+    every batch (ln K to the fifth decimal, in that pointer network); a network at work scores each batch
+    differently, however little it has learned yet -- ``zero_grad()`` dropped under Adam took a norm that
+    sat at 0.25 for fifteen records, the loss swinging 2 % a record on its way down, to 25 in four (an
+    outside ordinal regression: exploded, see :func:`_awake_before`)."""
+    before = loss[loss.index < climb]
+    return len(before) >= 3 and noise_scale(np.log(before)) <= MOTIONLESS and _untrained_until(run, climb) and \
+        end <= (1 - MIN_DROP) * reference_level(run, loss)
 
 
 def _settled(norms: pd.Series) -> bool:
@@ -645,6 +671,19 @@ def _sharpening(run, climb: int) -> bool:
     if len(loss) < 8 or log_density.shift_of(run) == 0 or len(after) < 8 or before.empty:
         return False  # (the rules read such a loss moved above zero: log_density)
     return trend_z(after) <= -TREND_Z and float(tail(loss, 0.2).median()) < float(before.median())
+
+
+def _leapt(smoothed: pd.Series, explode: float) -> bool:
+    """Did the norm (``smoothed``, its rolling median of 3) rise ``explode`` x from one record to the next?
+
+    Why :func:`_sharpening` asks: a density sharpens gradually, and its gradients grow with it, record by
+    record (the mixture density networks it excuses: 60-200 x over hundreds of steps). A norm that leaps
+    tenfold at one record and climbs on from there was multiplied by something -- an audio denoiser whose
+    SI-SNR loss (negative, like a log density) was multiplied by a gradient-accumulation counter never reset:
+    11 -> 337 in one record, then 6,000, while Adam kept the loss falling (an outside set, healthy until
+    2026-12-07)."""
+    values = smoothed.to_numpy(dtype=float)
+    return len(values) > 1 and bool((values[1:] >= explode * values[:-1]).any())
 
 
 def _fell_while_growing(loss: pd.Series, norms: pd.Series, base: float, end: float) -> bool:

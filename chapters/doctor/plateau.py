@@ -93,6 +93,7 @@ LATE_START = 50  # steps: a first record averaging this many already holds the s
 OPENING_UNITS = 3.0  # a first record this close to the opening median is one batch of it (opening_level)
 OPENING_RECORDS = 5  # ... a median of fewer records (a run of under ~110) is too rough a start to replace it
 FAR_ABOVE = 1.3  # x the loss floor: a calm run sitting there has stopped short (stuck_above_floor)
+THROWN_FROM = 100.0  # x the level a run settled at: how far above it a blow-up left its first records
 NEAR_FLOOR = 0.1  # a best this close to the declared floor reached it (near_floor) ...
 FLOOR_SLACK = 0.01  # ... give or take this share of the loss's first-quarter level
 LIVE_LR = 0.5  # the learning rate there at least half its peak: a schedule did not stop the training
@@ -285,11 +286,15 @@ def reached_floor(floor: float, start: float, best: float, swing: float, loss: p
     then holds from the first record on, learned or not -- an outside beta-binomial regression, floor 2.88,
     starts at 3.05; its healthy runs end at 2.88, its dead ReLU network sat at 3.04-3.05 for 400 steps and was
     ``healthy`` until 2026-12-05. A run that starts near its floor by no more than its noise (a fine-tuning
-    run, a resumed run's tail) has nothing left to show, and stays healthy."""
+    run, a resumed run's tail) has nothing left to show, and stays healthy. Nor does a log whose first record
+    comes ``LATE_START`` steps or more into the run: that record already holds the steepest descent, so the
+    gap it leaves to the floor is no starting gap -- an outside graph link predictor logged every 50 steps
+    stood at 0.56 there (ln 2 = 0.69 untrained) and ended at 0.52 against a floor of 0.47, having closed 45 %
+    of that gap (two healthy runs, ``loss_plateau`` until 2026-12-07)."""
     if not near_floor(best, floor, loss):
         return False
     started_above = start > floor and (floor <= 0 or math.log(start / floor) > signals.NOISE_UNITS * swing)
-    return not started_above or best - floor <= 0.5 * (start - floor)
+    return not started_above or best - floor <= 0.5 * (start - floor) or loss.index[0] >= LATE_START
 
 
 def opening_level(run, loss: pd.Series, reference: float) -> float:
@@ -576,7 +581,8 @@ def dead_network(run, loss: pd.Series, reference: float):
     sits there calmly (a constructed mid-run divergence) has risen."""
     relapsed = relapse(loss, reference)
     if relapsed is None:
-        return _killed_at_once(run, loss, reference) or _stood_still_worse(run, loss, reference)
+        return _killed_at_once(run, loss, reference) or _killed_above_floor(run, loss) or \
+            _stood_still_worse(run, loss, reference)
     step, best, end = relapsed
     if end >= rise_limit(run, loss, reference):
         return None  # far above what a constant prediction scores (the class prior's entropy): risen, divergence
@@ -700,6 +706,38 @@ def _killed_at_once(run, loss: pd.Series, reference: float):
             f"what an untrained model scores ({reference:.4g}), and from step {int(after.index[0])} sits at "
             f"{level:.4g}, constant to {np.expm1(calm):.1%} per record: the network predicts the same for every "
             "input -- the first updates, at a learning rate far too high, switched every unit off")
+
+
+def _killed_above_floor(run, loss: pd.Series):
+    """:func:`_killed_at_once` for a log that declares no class count but a ``loss_floor``: over the second
+    half of the records the loss sits constant (per-record scale at most ``CONSTANT``, 2 %, and its last
+    quarter not that much below its first either) at ``FAR_ABOVE`` x the floor or more, after a first half
+    that reached ``THROWN_FROM`` (100) x that level -- at a learning rate never raised.
+
+    Why: without ln K the level a dead network scores is not known in advance, but the floor says the run
+    is far from done, and a loss the same to 2 % on every batch says the predictions no longer depend on
+    the input -- a constant output scores the targets' spread, whatever they are. Why the blow-up: a loss
+    thrown 100-fold above where it ends came from updates far too large, the kind that switch every unit off
+    (an outside graph link predictor at Adam 0.3: 27,600 at its first record, then ln 2 to the fourth
+    decimal for 500 steps against a floor of 0.47; a mixture density network at RMSprop far too high, 145 x
+    -- both healthy until 2026-12-07), while healthy runs fall
+    10-30 x from their initialisation to where they converge beside a floor (an outside ODE fit, 11 x, calm
+    to 0.4 % at 7 x its floor)."""
+    floor = run.info("loss_floor")
+    if declared(run) or floor is None or floor <= 0 or lr_ever_raised(run) or len(loss) < 2 * MIN_RECORDS:
+        return None
+    opening, settled = loss.iloc[:len(loss) // 2], loss.iloc[len(loss) // 2:]
+    calm, level = noise_scale(np.log(settled)), float(settled.median())
+    quarter = max(2, len(settled) // 4)
+    falling = float(settled.iloc[-quarter:].median()) < (1 - CONSTANT) * float(settled.iloc[:quarter].median())
+    if calm > CONSTANT or falling or level < FAR_ABOVE * floor or float(opening.max()) < THROWN_FROM * level:
+        return None
+    hit = opening.idxmax()
+    return (int(hit), 0.8,
+            f"train loss hit {float(loss.loc[hit]):.4g} at step {int(hit)}, x{float(loss.loc[hit]) / level:.0f} where "
+            f"it ended, and over its second half sits at {level:.4g}, {level / floor:.1f} x the loss floor "
+            f"{floor:.4g}, constant to {np.expm1(calm):.1%} per record: the network predicts the same for every "
+            "input -- the first updates, far too large, switched every unit off")
 
 
 def stopped_moving(run, loss: pd.Series):
