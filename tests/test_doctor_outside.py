@@ -96,6 +96,10 @@ OUTSIDE = SCORER.parent / "outside"
     ("HJ", "healthy_00", "healthy"),  # a DQN's TD loss creeping up with its target network's values
     ("HM", "h01", "healthy"),  # a detector's focal + L1 loss that fell 60 % to about ln 4
     ("HO", "pose_f04", "loss_plateau"),  # a heatmap MSE stuck at 14 x its floor of 0.0009
+    ("HU", "hu_h09", "healthy"),  # a pointer network's norm flat at a saddle, then waking up a thousandfold
+    ("HW", "hw_f09", "grad_explosion"),  # an SI-SNR loss times an accumulation counter: a leap, no sharpening
+    ("HX", "h07_long", "healthy"),  # logged from step 50: the first record already past the steepest descent
+    ("HX", "f_osc2", "loss_plateau"),  # 27,600 at the first record, then ln 2 to the fourth decimal, no ln K
 ])
 def test_kept_outside_logs_keep_the_diagnosis_their_authors_gave(tmp_path, kept, log, want):
     # Logs from code this project did not write, each read wrongly until the pass that fixed it (2026-12-06/07):
