@@ -3418,3 +3418,18 @@ def test_a_loss_constant_far_above_its_floor_after_a_blow_up_is_a_dead_network(t
     loss = math.log(2) + (first - math.log(2)) * np.exp(-t * 1.5)
     loss = loss * np.exp(rng.normal(0, 3e-4, 60))
     assert labels(write_log(tmp_path, records(loss), start={"loss_floor": 0.4737})) == want
+
+
+@pytest.mark.parametrize("train_end, leak", [(0.17, True), (0.6, False)])
+def test_one_last_evaluation_far_below_the_floor_with_the_train_loss_below_it_is_a_leak(tmp_path, train_end, leak):
+    # A segmentation net given its mask as an input channel, evaluated four times: 1.31, 0.77, 0.40, then 0.12
+    # against a floor of 0.42, its train loss under the floor too over the six records since the evaluation
+    # before (an outside set: healthy until 2026-12-07, eight records asked). Under half the floor no lucky
+    # validation draw reaches, and the train loss confirms it. With the train loss above the floor, one
+    # evaluation that low is a glitch until a second one agrees.
+    rng = np.random.default_rng(315)
+    t = np.arange(20)
+    train = (train_end + (1.9 - train_end) * np.exp(-t / 6)) * np.exp(rng.normal(0, 0.02, 20))
+    rows = records(train) + evals([1.31, 0.77, 0.40, 0.12], every=50)
+    found = labels(write_log(tmp_path, sorted(rows, key=lambda r: r["step"]), start={"loss_floor": 0.4246}))
+    assert ("leakage" in found[:1]) == leak

@@ -90,6 +90,7 @@ JOINT_BELOW = 0.05  # both losses this far below the floor: the small leak (both
 SAME_SIDE = 0.7  # the train mean at least this share of the val median: no memorising gap between them
 MIN_TRAIN = 8  # training records in the second half before their mean says anything
 FAR_BELOW = 0.5  # x the floor: no validation set's luck goes this low (far_below)
+FEW_TRAIN = 3  # ... so beside a last evaluation that low, this many training records may confirm it (final_stretch)
 LESSON = "docs/doctor.md#leakage"
 
 
@@ -131,7 +132,7 @@ def check(run) -> list[Finding]:
     return both_below(run, floor, late) or final_stretch(run, floor, val)
 
 
-def both_below(run, floor: float, evaluations, since: int | None = None) -> list[Finding]:
+def both_below(run, floor: float, evaluations, since: int | None = None, least: int = MIN_TRAIN) -> list[Finding]:
     """The small leak: where the val loss ended (the median of the last three of ``evaluations``) and the
     training loss's mean from step ``since`` on are both below the floor by ``JOINT_BELOW``, the mean by
     ``LEAK_UNITS`` standard errors more (over at least ``MIN_TRAIN`` records), and without the gap memorising
@@ -144,7 +145,7 @@ def both_below(run, floor: float, evaluations, since: int | None = None) -> list
     if since is None:
         since = min(int(evaluations.index[0]), int(train.index[len(train) // 2]))
     train = train[train.index >= since]
-    if len(train) < MIN_TRAIN:
+    if len(train) < least:
         return []
     level, mean = float(evaluations.iloc[-3:].median()), float(train.mean())
     error = noise_scale(train) / math.sqrt(len(train))
@@ -167,7 +168,8 @@ def final_stretch(run, floor: float, val) -> list[Finding]:
     median above the floor), so the run was healthy until 2026-12-03. Where the run ended is the evidence."""
     if len(val) < 2:
         return []
-    return both_below(run, floor, val.iloc[-1:], int(val.index[-2]))
+    least = FEW_TRAIN if float(val.iloc[-1]) < FAR_BELOW * floor else MIN_TRAIN
+    return both_below(run, floor, val.iloc[-1:], int(val.index[-2]), least)
 
 
 def train_agrees(run, floor: float, since: int) -> bool:
