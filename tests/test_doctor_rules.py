@@ -3433,3 +3433,18 @@ def test_one_last_evaluation_far_below_the_floor_with_the_train_loss_below_it_is
     rows = records(train) + evals([1.31, 0.77, 0.40, 0.12], every=50)
     found = labels(write_log(tmp_path, sorted(rows, key=lambda r: r["step"]), start={"loss_floor": 0.4246}))
     assert ("leakage" in found[:1]) == leak
+
+
+@pytest.mark.parametrize("first_eval, want", [(395.0, ["overfitting"]), (2000.0, [])])
+def test_a_val_rise_is_negligible_against_the_loss_scale_not_a_blown_up_first_record(tmp_path, first_eval, want):
+    # A meta-learner on sine tasks, initialised far too large: 1,260 at its first record, val 395 at its first
+    # evaluation, 6.5 at its best, then 9.2 as it memorised its four tasks while its train loss kept falling.
+    # Against the first record the rise is 0.2 % -- "negligible" (an outside set, healthy until 2026-12-07);
+    # against the first evaluation it is not. A val loss that also started at 2,000 is measured on that scale.
+    rng = np.random.default_rng(316)
+    t = np.arange(60)
+    train = (2.4 + 1260 * np.exp(-t / 2.5)) * np.exp(rng.normal(0, 0.05, 60))
+    val = np.concatenate([[first_eval, 144, 50, 23, 12, 6.6, 6.5], np.linspace(6.7, 9.2, 8)])
+    rows = records(train) + evals(val * np.exp(rng.normal(0, 0.01, 15)), every=40)
+    found = labels(write_log(tmp_path, sorted(rows, key=lambda r: r["step"]), start={"loss_floor": 0.09}))
+    assert found[:1] == want
