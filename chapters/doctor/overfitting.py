@@ -53,7 +53,7 @@ import math
 import numpy as np
 
 from chapters.doctor.plateau import MIN_DROP
-from chapters.doctor.reference import RISE
+from chapters.doctor.reference import RISE, declared
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.signals import (THRASH, TREND_EVALS, TREND_Z, curve, jitter_scale, noise_scale, reference_level,
                                      smooth, trend_z, window_for)
@@ -70,10 +70,7 @@ UNDER_FLOOR, OVER_FLOOR = 0.5, 2.0
 # its GL: a graph network at 99.9 % accuracy whose val loss went 0.0043 -> 0.0058 (GL 33 %, 0.1 % of ln 4)
 # was ``overfitting`` until 2026-12-05, a healthy run to its author. 1 % until 2026-12-06, which also
 # excused a CTC recogniser memorising 24 examples, its val climbing 0.574 -> 0.61 eval after eval (0.8 % of
-# its first record's 4.4). "What an untrained model scores" is the lower of the train loss's reference and the
-# first evaluation: a regression initialised far too large starts at 1,260 (val 395 at its first evaluation),
-# and a MAML learner memorising four tasks, val 6.5 -> 9.2, rose 0.2 % of that (two outside runs, healthy
-# until 2026-12-07).
+# its first record's 4.4). What an untrained model scores: untrained_scale.
 NEGLIGIBLE = 0.005
 LESSON = "docs/doctor.md#overfitting"
 
@@ -136,7 +133,7 @@ def _turned_up(run, val) -> list[Finding]:
             return []
         if climbing and end > (1 - MIN_DROP) * reference_level(run, train):
             return []  # the train loss learned next to nothing: there is nothing it could have memorised
-        if late - best < NEGLIGIBLE * min(reference_level(run, train), float(val.iloc[0])):
+        if late - best < NEGLIGIBLE * untrained_scale(run, train, val):
             return []  # a rise of a few thousandths of a nat: a near-perfect model a hair less sure (negligible)
         # A train loss of exactly 0 (float32 rounds a confident model's loss to 0) has no percentage to fall by.
         fell = 0 <= end <= at_best and at_best > 0
@@ -257,6 +254,19 @@ def _beneath_the_floor(run, val) -> list[Finding]:
                      f"the train loss ends at {trained:.3g}, under half the loss floor {floor:.4g}, while the val "
                      f"loss sits at {unseen:.4g}: the model learned the noise of its training examples by heart, "
                      "which no unseen example rewards")]
+
+
+def untrained_scale(run, train, val) -> float:
+    """What an untrained model scores, the yardstick of a negligible rise: ln K when ``run_start`` declares it
+    (:func:`signals.reference_level`), else the lower of the train loss's first record and the first
+    evaluation.
+
+    Why the first evaluation without ln K: a first record is one batch of whatever the initialisation
+    gives, and a regression initialised far too large starts at 1,260 -- a MAML learner memorising four
+    tasks, val 6.5 -> 9.2 after a first evaluation of 395, rose 0.2 % of that and was "negligible" (two
+    outside runs, healthy until 2026-12-07). ln K, where declared, is the untrained loss by definition."""
+    reference = reference_level(run, train)
+    return reference if declared(run) else min(reference, float(val.iloc[0]))
 
 
 def _finding(score, step, evidence) -> Finding:
