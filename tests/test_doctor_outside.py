@@ -66,6 +66,16 @@ def test_a_miss_is_named_by_its_set_and_run(tmp_path):
     assert [line[:2] for line in missed] == [["ZZ", "calm"]]  # two sets may both hold a run called calm
 
 
+def test_a_label_without_a_log_is_named_and_not_scored(tmp_path):
+    folder = write_set(tmp_path)
+    with open(folder / "labels.csv", "a") as labels:
+        labels.write("unfinished,healthy,yes,deleted by its author\n")
+    result = score(folder)
+    assert result.returncode == 0, result.stderr
+    assert "ZZ/unfinished has a label but no log" in result.stderr
+    assert "false alarms 0/1" in result.stdout  # counted, it would have been a second healthy run
+
+
 def test_a_missing_archive_is_one_line_and_exit_2(tmp_path):
     result = score(tmp_path / "nowhere.tar.xz")
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
@@ -100,6 +110,8 @@ OUTSIDE = SCORER.parent / "outside"
     ("HW", "hw_f09", "grad_explosion"),  # an SI-SNR loss times an accumulation counter: a leap, no sharpening
     ("HX", "h07_long", "healthy"),  # logged from step 50: the first record already past the steepest descent
     ("HX", "f_osc2", "loss_plateau"),  # 27,600 at the first record, then ln 2 to the fourth decimal, no ln K
+    ("IA", "run_overfitting_0", "overfitting"),  # a val rise small only beside a first record of 1,260
+    ("GC", "f_lk2", "leakage"),  # one last evaluation at a quarter of the floor, the train loss under it too
 ])
 def test_kept_outside_logs_keep_the_diagnosis_their_authors_gave(tmp_path, kept, log, want):
     # Logs from code this project did not write, each read wrongly until the pass that fixed it (2026-12-06/07):
