@@ -135,7 +135,7 @@ def check(run) -> list[Finding]:
 def both_below(run, floor: float, evaluations, since: int | None = None, least: int = MIN_TRAIN) -> list[Finding]:
     """The small leak: where the val loss ended (the median of the last three of ``evaluations``) and the
     training loss's mean from step ``since`` on are both below the floor by ``JOINT_BELOW``, the mean by
-    ``LEAK_UNITS`` standard errors more (over at least ``MIN_TRAIN`` records), and without the gap memorising
+    ``LEAK_UNITS`` standard errors more (over at least ``least`` records), and without the gap memorising
     opens (train mean at least ``SAME_SIDE`` x the val loss). ``since`` defaults to the second half: the
     evaluations' -- or the run's, when it starts earlier (one evaluation at the very end leaves no training
     after it)."""
@@ -165,7 +165,11 @@ def final_stretch(run, floor: float, val) -> list[Finding]:
     Why: a model may learn to read a leaked feature late -- a transformer tagger given a noisy copy of its
     tag on a sixth of its positions found it in its last 150 steps, val 0.86 -> 0.80 -> 0.54 -> 0.52 against
     a floor of 0.56, train 0.82 -> 0.47 with it: the second half's train loss was mostly from before (its
-    median above the floor), so the run was healthy until 2026-12-03. Where the run ended is the evidence."""
+    median above the floor), so the run was healthy until 2026-12-03. Where the run ended is the evidence.
+    A last evaluation under ``FAR_BELOW`` x the floor, beyond any lucky draw (:func:`far_below`), needs only
+    ``FEW_TRAIN`` training records after the evaluation before it to confirm it, not ``MIN_TRAIN``: a U-Net
+    given its mask as an input channel, evaluated four times, ended at 0.12 against a floor of 0.42 with
+    six training records since its third evaluation, all under the floor (healthy until 2026-12-07)."""
     if len(val) < 2:
         return []
     least = FEW_TRAIN if float(val.iloc[-1]) < FAR_BELOW * floor else MIN_TRAIN

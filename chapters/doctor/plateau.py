@@ -720,9 +720,8 @@ def _killed_above_floor(run, loss: pd.Series):
     thrown 100-fold above where it ends came from updates far too large, the kind that switch every unit off
     (an outside graph link predictor at Adam 0.3: 27,600 at its first record, then ln 2 to the fourth
     decimal for 500 steps against a floor of 0.47; a mixture density network at RMSprop far too high, 145 x
-    -- both healthy until 2026-12-07), while healthy runs fall
-    10-30 x from their initialisation to where they converge beside a floor (an outside ODE fit, 11 x, calm
-    to 0.4 % at 7 x its floor)."""
+    -- both healthy until 2026-12-07), while healthy runs fall 10-30 x from their initialisation to where
+    they converge beside a floor (an outside ODE fit, 11 x, calm to 0.4 % at 7 x its floor)."""
     floor = run.info("loss_floor")
     if declared(run) or floor is None or floor <= 0 or lr_ever_raised(run) or len(loss) < 2 * MIN_RECORDS:
         return None
