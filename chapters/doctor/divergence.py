@@ -92,7 +92,8 @@ def check(run) -> list[Finding]:
         peak = float(loss.max())
         return [_finding(run, smoothed, exploded, window, confidence(0.7, peak / (signals.BLOWUP * start)),
                          f"train loss hit {peak:.4g} at step {int(loss.idxmax())}, x{peak / start:.0f} what an "
-                         f"untrained model scores ({start:.4g}), and never got below that level again")]
+                         f"untrained model scores ({start:.4g}), and never got back below the untrained level "
+                         f"(x{signals.RELAPSE:g}) again: it learned nothing after the blow-up")]
     limit = rise_limit(run, loss, start)
     step = first_sustained(smoothed >= limit, sustained)
     if step == loss.index[0] and started_there(run, loss, smoothed, start, limit):
