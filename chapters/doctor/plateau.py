@@ -194,8 +194,7 @@ def learning_rate_gone(run, loss: pd.Series) -> Finding | None:
     after = loss[loss.index >= step]
     if len(after) < MIN_RECORDS:
         return None
-    quarter = max(2, len(after) // 4)
-    first, last = float(after.iloc[:quarter].median()), float(after.iloc[-quarter:].median())
+    first, last = quarter_medians(after)
     floor = run.info("loss_floor")
     if last < (1 - STILL_FALLING) * first or \
             (floor is not None and near_floor(last, floor, loss)):
@@ -414,9 +413,15 @@ def closed_the_gap(settled: pd.Series, floor: float) -> float:
     of it (two Nystrom-attention classifiers at 2x their floor: 3.8 and 4.4 %, in a set held out while the
     bar stood at 5 %); the label-shuffled and dead runs of the outside sets drift under 1 % of theirs,
     which is where :data:`GAP_CLOSED` sits."""
-    quarter = max(2, len(settled) // 4)
-    first, last = float(settled.iloc[:quarter].median()), float(settled.iloc[-quarter:].median())
+    first, last = quarter_medians(settled)
     return (first - last) / (first - floor) if first > floor else 0.0
+
+
+def quarter_medians(values: pd.Series) -> tuple[float, float]:
+    """The medians of the first and of the last quarter of ``values`` (two records each at least): where a
+    stretch began and where it ended, each over enough records that one batch does not decide it."""
+    quarter = max(2, len(values) // 4)
+    return float(values.iloc[:quarter].median()), float(values.iloc[-quarter:].median())
 
 
 def learned(loss: pd.Series, start: float, best: float) -> bool:
@@ -732,9 +737,9 @@ def _killed_above_floor(run, loss: pd.Series):
         return None
     opening, settled = loss.iloc[:len(loss) // 2], loss.iloc[len(loss) // 2:]
     calm, level = noise_scale(np.log(settled)), float(settled.median())
-    quarter = max(2, len(settled) // 4)
-    falling = float(settled.iloc[-quarter:].median()) < (1 - CONSTANT) * float(settled.iloc[:quarter].median())
-    if calm > CONSTANT or falling or level < FAR_ABOVE * floor or float(opening.max()) < THROWN_FROM * level:
+    first, last = quarter_medians(settled)
+    if calm > CONSTANT or last < (1 - CONSTANT) * first or level < FAR_ABOVE * floor or \
+            float(opening.max()) < THROWN_FROM * level:
         return None
     hit = opening.idxmax()
     return (int(hit), 0.8,
@@ -814,9 +819,10 @@ def _killed_by_spike(ratio: float | None, step: int, settled: pd.Series, said: s
     until then, which advises lowering an LR that was already low again). Not a trend test: the tail of the
     blow-up still settles by a percent or two, significantly but not by learning. A gradient that grew
     says the weights are still being pushed about, alive."""
-    quarter = max(2, len(settled) // 4)
-    if len(settled) < MIN_RECORDS or \
-            float(settled.iloc[-quarter:].median()) < (1 - STILL_FALLING) * float(settled.iloc[:quarter].median()):
+    if len(settled) < MIN_RECORDS:
+        return None
+    first, last = quarter_medians(settled)
+    if last < (1 - STILL_FALLING) * first:
         return None
     if ratio is not None and ratio >= 1:
         return None
