@@ -55,7 +55,13 @@ def unpacked(paths: list[Path], scratch: Path) -> list[Path]:
 
 def labelled(folder: Path) -> list[dict]:
     with open(folder / "labels.csv", newline="") as table:
-        rows = list(csv.DictReader(table))
+        rows = []
+        for row in csv.DictReader(table):
+            if not (row.get("label") or "").strip():  # a stray line break inside an author's note
+                print(f"doctor_outside: {folder.name}/labels.csv line {row['name']!r} has no label: "
+                      "not scored", file=sys.stderr)
+                continue
+            rows.append(row)
     for row in rows:
         row["path"] = folder / "logs" / row["name"]
         row["set"] = folder.name  # names a miss: two sets may both hold a run called f_tp1

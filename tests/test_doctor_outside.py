@@ -76,6 +76,17 @@ def test_a_label_without_a_log_is_named_and_not_scored(tmp_path):
     assert "false alarms 0/1" in result.stdout  # counted, it would have been a second healthy run
 
 
+def test_a_note_broken_by_a_stray_carriage_return_is_named_and_not_scored(tmp_path):
+    folder = write_set(tmp_path)
+    # An author appended to a note after a Windows line end: csv reads the rest as a row of its own.
+    (folder / "labels.csv").write_bytes(b"name,label,visible,note\r\ncalm,healthy,yes,adam\r (added later)\r\n"
+                                        b"blown,nan_loss,yes,lr x300\r\n")
+    result = score(folder)
+    assert result.returncode == 0, result.stderr
+    assert "' (added later)' has no label" in result.stderr
+    assert "top-1 1/1 = 1.00; false alarms 0/1" in result.stdout
+
+
 def test_a_missing_archive_is_one_line_and_exit_2(tmp_path):
     result = score(tmp_path / "nowhere.tar.xz")
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
