@@ -77,6 +77,8 @@ def test_a_loader_that_stalls_and_stays_slow_is_a_throughput_drop(tmp_path, key,
     (200, 90, 0.55, 0.02, 3),
     # A stall at record 4 of 40: the first quarter is mostly slow already, a baseline there would hide it.
     (40, 4, 0.4, 0.03, 5),
+    # A loader that starts sleeping 20 ms a batch beside a 40 ms step: 0.67x, ten timing-noise scales clear.
+    (40, 18, 0.65, 0.03, 6),
 ])
 def test_a_clean_step_down_that_stays_is_found_where_it_stepped(tmp_path, count, at, level, noise, seed):
     rng = np.random.default_rng(seed)
