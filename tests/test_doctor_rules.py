@@ -95,6 +95,16 @@ def test_a_shallow_step_as_jittery_as_a_shared_machine_is_not_a_throughput_drop(
     assert labels(write_log(tmp_path, records(learning_curve(count, rng), speed))) == []
 
 
+def test_a_slowdown_that_mostly_lifts_before_the_end_is_not_a_throughput_drop(tmp_path):
+    # A neighbour takes half the cores (0.45x), then gives most of them back for the last records (0.69x):
+    # under the 0.7 bar still, but nearer the fast level than the slow one -- not a drop that stayed.
+    rng = np.random.default_rng(7)
+    count = 40
+    level = np.select([np.arange(count) < 15, np.arange(count) < 34], [1.0, 0.45], 0.69)
+    speed = 50_000 * level * np.exp(rng.normal(0, 0.01, count))
+    assert labels(write_log(tmp_path, records(learning_curve(count, rng), speed))) == []
+
+
 def test_a_throughput_drop_never_outranks_a_finding_about_the_training(tmp_path):
     rng = np.random.default_rng(2)
     count = 300
