@@ -3337,6 +3337,23 @@ def test_losses_that_both_creep_up_far_above_the_floor_are_moving_not_stuck(tmp_
     assert labels(write_log(tmp_path, rows, start={"loss_floor": 0.36})) == want
 
 
+@pytest.mark.parametrize("fell_first, want", [(True, []), (False, ["loss_plateau"])])
+def test_four_evaluations_rising_in_order_beside_a_creeping_train_loss_are_moving(tmp_path, fell_first, want):
+    # A GAN generator's loss: 0.92 -> 0.49, then creeping up to 0.62 as its discriminator improves, 1.7 x a
+    # floor that counts only the reconstruction term; evaluated four times, each higher than the last -- the
+    # exact 1-in-24 chance, where four values cannot give a significant Mann-Kendall trend (two outside GANs,
+    # 2026-12-07, were plateaus). A run that never fell and only creeps up learned nothing: a plateau still
+    # (a generator at a learning rate of 1e-8 whose discriminator learns).
+    rng = np.random.default_rng(74)
+    t = np.arange(120)
+    creep = 0.49 + 0.13 * np.clip(t - 20, 0, None) / 100
+    settle = np.where(t < 20, 0.92 * (0.49 / 0.92) ** (t / 20), creep) if fell_first else creep
+    loss = settle * np.exp(rng.normal(0, 0.05, 120))
+    val = np.array([0.61, 0.63, 0.65, 0.67])
+    rows = sorted(records(loss) + evals(val, every=300), key=lambda r: r["step"])
+    assert labels(write_log(tmp_path, rows, start={"loss_floor": 0.36})) == want
+
+
 @pytest.mark.parametrize("opening, want", [(1.6, ["loss_plateau"]), (3.5, [])])
 def test_a_loss_that_fell_by_more_than_shrinking_logits_sheds_to_about_ln_k_is_no_cross_entropy(tmp_path, opening,
                                                                                                  want):

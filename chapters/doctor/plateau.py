@@ -358,7 +358,11 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
     its targets come from its own target network, so as the values grow the loss bottoms out early and creeps
     up 5-20 %, sitting at 1.5-2 x a floor that only counts the rewards' noise (an outside DQN set, 2026-12-07:
     thirteen of 22 healthy runs were plateaus). No plateau of the outside sets or the benchmarks had both
-    trends."""
+    trends. Four to ``MIN_EVALS`` - 1 evaluations are too few for a significant trend; each one higher than
+    the last (:func:`rose_in_order`) is the exact test instead -- a GAN generator's loss, 0.74 -> 0.29 and
+    then creeping up to 0.40 as its discriminator improved, at 3.4 x a floor that counts only the
+    reconstruction term, evaluated four times in rising order, was a plateau until 2026-12-07 (two outside
+    runs). A run that never fell at all is a plateau whatever its losses do (:func:`check`: not learned)."""
     floor = run.info("loss_floor")
     val = signals.val_losses(run)
     if floor is None or floor < 0 or len(val) < FLOOR_EVALS:
@@ -377,7 +381,7 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
         return None
     if val_trend <= -TREND_Z and closed_the_gap(evaluated, floor) >= GAP_CLOSED:
         return None
-    if train_trend >= TREND_Z and val_trend >= TREND_Z:
+    if train_trend >= TREND_Z and (val_trend >= TREND_Z or rose_in_order(val)):
         return None  # both losses climbing: moving, not stuck (see the docstring's last paragraph)
     # A validation set scored MIN_DROP better at the end than at its first evaluation -- and than the train
     # loss's first quarter, so that a first evaluation made while the loss was thrown up is no start -- was
@@ -385,6 +389,12 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
     if val_came_down(val, float(loss.iloc[:len(loss) // 4].median())):
         return None
     return level
+
+
+def rose_in_order(val: pd.Series) -> bool:
+    """Did ``IN_ORDER`` to ``MIN_EVALS`` - 1 evaluations each score higher than the one before -- the exact
+    1-in-24 chance (for four) that :func:`val_still_falling` reads the other way round?"""
+    return IN_ORDER <= len(val) < MIN_EVALS and bool((val.diff().iloc[1:] > 0).all())
 
 
 def val_came_down(val: pd.Series, opening: float) -> bool:
