@@ -1,41 +1,41 @@
 """``throughput_drop``: training became much slower in the middle of the run, and stayed slow.
 
 Statistic: log ``tokens_per_sec``, or steps per second from ``step_time_ms`` when a log times its steps
-instead (:func:`speed_curve`; the very first record is skipped: it pays for warm-up and compilation),
-split where it steps down (:func:`step_down`: the single change point that best separates a faster
-stretch from a slower one, the standard CUSUM statistic for one shift in the mean); the drop is the ratio
-of the medians after and before the split, and the run's own timing noise is the robust scale of
-record-to-record differences (:func:`signals.noise_scale`). Threshold: the speed after the split below
-``DROP`` (half) of the speed before it and at least ``NOISE_UNITS`` noise scales down (on a log scale) --
-or below ``MILD_DROP`` and ``CLEAR_UNITS`` noise scales down -- for at least ``max(3, 10 %)`` of the
-records, and still there at the end of the run (a rolling median of 3 under the bar over the last of
-them, and nearer the slow level than the fast one: a neighbour that gives most of the cores back before the
-end leaves a run at 0.68x after 0.46x -- a busy-machine run of the benchmark families, named when the
-shallower bar came to 0.7x on 2026-12-07). Why both: an evaluation or a checkpoint save makes one slow window; a neighbour on a shared machine
-makes the speed *jitter* -- slower on average, but by an amount of the order of its own noise; a data
-loader that starts to stall, thermal throttling or a straggler rank makes a clean step down that stays.
-Why the second bar: a step to 0.51-0.54x that stands 13-46 noise scales clear is as plain as one to 0.3x
-(8 outside runs were called healthy beside a fixed 0.5 until 2026-12-03), while a shared machine's jitter
-stays within 2-7 scales. Until 2026-12-07 that bar was 0.6x at 12 scales: a loader that starts sleeping
-20 ms a batch slows a 40 ms step to 0.6-0.7x, 8-15 scales clear, and sixteen such outside runs were
-healthy; of 1,316 healthy outside runs, on machines shared with three other trainers, one stepped down
-as far and as cleanly (0.64x, 12 scales, from its third record). A shallow step needs ``MILD_BASE`` (5)
-fast records before it: three or four are the start of a run -- caches warming, a neighbour not yet
-started -- and two healthy runs stepped to 0.64-0.65x after them (one of them in a set held out on the
-day of the change); the slowest-starting loader fault of the sixteen stepped down after five. And the other way round: a step to under ``DEEP_DROP`` (a third) counts at half
+instead (:func:`speed_curve`; the very first record is skipped: it pays for warm-up and compilation), split
+where it steps down (:func:`step_down`: the single change point that best separates a faster stretch from a
+slower one, the standard CUSUM statistic for one shift in the mean); the drop is the ratio of the medians
+after and before the split, and the run's own timing noise is the robust scale of record-to-record differences
+(:func:`signals.noise_scale`). Threshold: the speed after the split below ``DROP`` (half) of the speed before
+it and at least ``NOISE_UNITS`` noise scales down (on a log scale) -- or below ``MILD_DROP`` and
+``CLEAR_UNITS`` noise scales down -- for at least ``max(3, 10 %)`` of the records, and still there at the end
+of the run (a rolling median of 3 under the bar over the last of them, and nearer the slow level than the fast
+one: a neighbour that gives most of the cores back before the end leaves a run at 0.68x after 0.46x -- a
+busy-machine run of the benchmark families, named when the shallower bar came to 0.7x on 2026-12-07). Why
+both: an evaluation or a checkpoint save makes one slow window; a neighbour on a shared machine makes the
+speed *jitter* -- slower on average, but by an amount of the order of its own noise; a data loader that starts
+to stall, thermal throttling or a straggler rank makes a clean step down that stays. Why the second bar: a
+step to 0.51-0.54x that stands 13-46 noise scales clear is as plain as one to 0.3x (8 outside runs were called
+healthy beside a fixed 0.5 until 2026-12-03), while a shared machine's jitter stays within 2-7 scales. Until
+2026-12-07 that bar was 0.6x at 12 scales: a loader that starts sleeping 20 ms a batch slows a 40 ms step to
+0.6-0.7x, 8-15 scales clear, and sixteen such outside runs were healthy; of 1,316 healthy outside runs, on
+machines shared with three other trainers, one stepped down as far and as cleanly (0.64x, 12 scales, from its
+third record). A shallow step needs ``MILD_BASE`` (5) fast records before it: three or four are the start of a
+run -- caches warming, a neighbour not yet started -- and two healthy runs stepped to 0.64-0.65x after them
+(one of them in a set held out on the day of the change); the slowest-starting loader fault of the sixteen
+stepped down after five. And the other way round: a step to under ``DEEP_DROP`` (a third) counts at half
 ``NOISE_UNITS`` -- a neighbour slows a run by the share of the cores it takes (1.2-1.8x on the benchmark's
-busy machines), and a clock jittering +-40 % per record (an outside flow on a simulated busy clock, 53,000
--> 12,000 tokens/sec from step 510 to the end: 4.2 noise scales) hides no fourfold slowdown; healthy until
-2026-12-05. Why a change point and not the first quarter as the baseline: a loader that
-stalls early (step 3 of 34) leaves a first quarter that is mostly slow already.
+busy machines), and a clock jittering +-40 % per record (an outside flow on a simulated busy clock, 53,000 ->
+12,000 tokens/sec from step 510 to the end: 4.2 noise scales) hides no fourfold slowdown; healthy until
+2026-12-05. Why a change point and not the first quarter as the baseline: a loader that stalls early (step 3
+of 34) leaves a first quarter that is mostly slow already.
 
 Speed measures the machine as much as the training, so the finding is a low-priority one: the ranking
 (``rules.MACHINE``) never lists it above a finding about the loss or the gradients, which explains the run
 better than the clock does.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01):
-throughput_drop 18/18 top-1, no throughput_drop on any of the 18 busy-neighbour runs; all labels 218/243,
-1/90 false alarms (docs/doctor.md).
+throughput_drop 18/18 top-1, no throughput_drop on any of the 18 busy-neighbour runs; all labels 218/243, 1/90
+false alarms (docs/doctor.md).
 """
 
 from __future__ import annotations
