@@ -347,8 +347,8 @@ def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
     """With a declared ``loss_floor``: the training loss swings by ``signals.THRASH`` or more from record to
     record -- or the validation loss jumps by that much from one evaluation to the next (around its trend,
     :func:`signals.jitter_scale`, after its first quarter, at least ``signals.TREND_EVALS`` evaluations) --
-    and both its second half's median and the validation loss's (second half of at least three
-    evaluations) sit at ``NOISE_BALL`` (1.5) x the floor or more, the validation loss neither trending down
+    and both its second half's median and the validation loss's (second half of at least
+    ``signals.TREND_EVALS`` (5) evaluations) sit at ``NOISE_BALL`` (1.5) x the floor or more, the validation loss neither trending down
     (Mann-Kendall z above -``TREND_Z``) nor ending ``MIN_DROP`` below its first evaluation by more than
     ``FELL_UNITS`` (3) of its own evaluation-to-evaluation jumps around their trend (:func:`signals.jitter_scale`:
     three evaluations falling 30 % each are a steady descent, with no jitter at all) -- and
@@ -371,10 +371,15 @@ def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
     validation set has no sampling noise, and its jumps are the weights' alone (a SIREN at SGD 0.3 at 300 x
     its floor, two flows at SGD 0.1 and momentum 0.02 at 1.6 x theirs, val jumping 12-15 % per evaluation
     with no trend: healthy or ``loss_plateau`` until 2026-12-04, two outside sets). Of 239 healthy outside
-    runs with a floor and five evaluations, those whose val loss jumps that much were all still coming down."""
+    runs with a floor and five evaluations, those whose val loss jumps that much were all still coming down.
+    Why five evaluations (three until 2026-12-07): "not coming down" is a trend test, and no trend of four
+    reaches the 5 % level -- fewer evaluations cannot show the validation loss flat, and the train loss's
+    swing alone is no evidence on a regression: a squared error's batch noise is about sqrt(2 / B) of it
+    (20-30 % at batches of 24-48), whatever the steps. Four healthy outside rotation regressors at 2 x their
+    floor, evaluated three or four times, were ``oscillation``."""
     floor = run.info("loss_floor")
     val = signals.val_losses(run)
-    if floor is None or floor <= 0 or len(val) < 3 or lr_ever_raised(run):
+    if floor is None or floor <= 0 or len(val) < signals.TREND_EVALS or lr_ever_raised(run):
         return []
     body, swing, level = swings(loss)
     late = float(val.iloc[len(val) // 2:].median())
