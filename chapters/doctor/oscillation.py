@@ -347,9 +347,9 @@ def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
     """With a declared ``loss_floor``: the training loss swings by ``signals.THRASH`` or more from record to
     record -- or the validation loss jumps by that much from one evaluation to the next (around its trend,
     :func:`signals.jitter_scale`, after its first quarter, at least ``signals.TREND_EVALS`` evaluations) --
-    and both its second half's median and the validation loss's (second half of at least
-    ``signals.TREND_EVALS`` (5) evaluations) sit at ``NOISE_BALL`` (1.5) x the floor or more, the validation loss neither trending down
-    (Mann-Kendall z above -``TREND_Z``) nor ending ``MIN_DROP`` below its first evaluation by more than
+    and both its second half's median and the validation loss's (over the second half of at least
+    ``signals.TREND_EVALS`` (5) evaluations) sit at ``NOISE_BALL`` (1.5) x the floor or more, the
+    validation loss neither trending down (Mann-Kendall z above -``TREND_Z``) nor ending ``MIN_DROP`` below its first evaluation by more than
     ``FELL_UNITS`` (3) of its own evaluation-to-evaluation jumps around their trend (:func:`signals.jitter_scale`:
     three evaluations falling 30 % each are a steady descent, with no jitter at all) -- and
     the run did not diverge (at most ``CEILING`` x the untrained reference; the learning rate never jumped).
