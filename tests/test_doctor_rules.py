@@ -2998,6 +2998,9 @@ def test_a_thrashing_run_whose_rate_was_ramped_until_it_blew_up_diverged(tmp_pat
     ({"encoder": 1e-5, "bottleneck": 3e-4, "decoder": 0.9, "head": 1.0}, True),  # the chain fades to the input
     ({"input": 3e-4, "hidden": 0.3, "head": 1.0}, True),  # starved at the end of the log: maybe the input's
     ({"crf": 0.7, "embedding": 6e-6, "proj": 1.0, "rnn": 0.6}, True),  # sorted by name; nothing gets past 6e-6
+    # Logged head first, and 3e-4 over the first records only: a sigmoid stack saturating to 1e-8 for the rest
+    # of the run (an outside ordinal CNN, 2026-12-07) -- no skip connection leaves a group with nothing.
+    ({"head": 1.0, "conv": np.r_[np.full(5, 3e-4), np.full(95, 1e-8)], "fc": 0.1}, True),
 ])
 def test_one_starved_group_with_well_fed_groups_on_both_sides_is_bypassed_not_vanishing(tmp_path, groups, vanishing):
     # Five healthy outside U-Nets: the bottleneck at 2e-4..7e-4 of the head's norm, the encoder before it at

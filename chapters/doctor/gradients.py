@@ -396,7 +396,7 @@ def _vanishing(run) -> list[Finding]:
     enough = len(ratio) >= 5 or 3 <= len(ratio) == len(table)
     if enough and float(ratio.median()) < limit and not _blew_up_by(run, ratio.index[-1]) and \
             not _normal_share_at_times(ratio, limit) and _starving_the_run(run, float(ratio.median()), prefix) and \
-            not (prefix == "grad_norm" and _bypassed(table.loc[ratio.index], limit)):
+            not (prefix == "grad_norm" and _bypassed(table.loc[ratio.index], table, limit)):
         medians = table.median()
         weakest = medians.idxmin()
         strongest = medians.idxmax() if yardstick == "max" else "the median group"
@@ -494,7 +494,7 @@ def _starving_the_run(run, share: float, prefix: str) -> bool:
     return not learned(loss, reference_level(run, loss), best)
 
 
-def _bypassed(early: pd.DataFrame, limit: float) -> bool:
+def _bypassed(early: pd.DataFrame, whole: pd.DataFrame, limit: float) -> bool:
     """Is the starved group one the gradient goes around: the only group whose share of the largest group's
     gradient norm (median over the ``early`` records) is below ``limit``, with groups above it logged on
     both sides of it -- neither the first nor the last group of the log that has a gradient at all?
@@ -519,7 +519,11 @@ def _bypassed(early: pd.DataFrame, limit: float) -> bool:
     4e-5)."""
     shares = early.div(early.max(axis=1), axis=0).median().dropna()  # a group with no gradient has no place
     starved = np.flatnonzero((shares < limit).to_numpy())
-    return len(starved) == 1 and 0 < starved[0] < len(shares) - 1 and float(shares.iloc[starved[0]]) >= BYPASS_FLOOR
+    if not (len(starved) == 1 and 0 < starved[0] < len(shares) - 1):
+        return False
+    group = shares.index[starved[0]]
+    over_the_run = float(whole[group].div(whole.max(axis=1)).median())
+    return min(float(shares.iloc[starved[0]]), over_the_run) >= BYPASS_FLOOR
 
 
 def _normal_share_at_times(ratio: pd.Series, limit: float) -> bool:
