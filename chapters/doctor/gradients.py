@@ -516,7 +516,10 @@ def _bypassed(early: pd.DataFrame, whole: pd.DataFrame, limit: float) -> bool:
     largest gets nothing, whatever the gradient does around it -- and a log need not list its groups in build
     order (an outside tagger's sorted alphabetically, crf, embedding, proj, rnn: its embedding at 6e-6, scaled
     down by a bug, was "bypassed" until 2026-12-07, as were a speaker encoder at 1e-8 and a seq2seq encoder at
-    4e-5)."""
+    4e-5). Nor when the group's share over the whole run (median, ``whole``) is under it: a bypassed group
+    keeps its share while the run trains, and a saturating one loses it -- an outside ordinal CNN logged
+    head, conv, fc had its conv at 2e-4 of the head over its first records and 1e-8 after (a plateau
+    until 2026-12-07)."""
     shares = early.div(early.max(axis=1), axis=0).median().dropna()  # a group with no gradient has no place
     starved = np.flatnonzero((shares < limit).to_numpy())
     if not (len(starved) == 1 and 0 < starved[0] < len(shares) - 1):
