@@ -113,6 +113,7 @@ HALF_STUCK = 0.65  # beside such swings, a run whose train loss is still this hi
 VAL_MOVES = 0.01
 MIN_EVALS = 8  # the second half then holds 4 evaluations: 3 differences for the scale, 6 pairs for the trend
 NOISE_BALL = 1.5  # train and val loss this many times the declared floor: stuck far from what the data allows
+FEW_EVALS_BALL = 2 * NOISE_BALL  # ... when three or four evaluations cannot show the val loss is not coming down
 FELL_UNITS = 3.0  # a val loss that ended lower by fewer of its own evaluation-to-evaluation jumps fell by chance
 LESSON = "docs/doctor.md#oscillation"
 FIX = "lower the learning rate, use a larger effective batch (gradient accumulation), longer warmup"
@@ -347,8 +348,9 @@ def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
     """With a declared ``loss_floor``: the training loss swings by ``signals.THRASH`` or more from record to
     record -- or the validation loss jumps by that much from one evaluation to the next (around its trend,
     :func:`signals.jitter_scale`, after its first quarter, at least ``signals.TREND_EVALS`` evaluations) --
-    and both its second half's median and the validation loss's (over the second half of at least
-    ``signals.TREND_EVALS`` (5) evaluations) sit at ``NOISE_BALL`` (1.5) x the floor or more, the
+    and both its second half's median and the validation loss's (over the second half of at least three
+    evaluations) sit at ``NOISE_BALL`` (1.5) x the floor or more (``FEW_EVALS_BALL``, 3 x, with fewer than
+    ``signals.TREND_EVALS`` evaluations), the
     validation loss neither trending down (Mann-Kendall z above -``TREND_Z``) nor ending ``MIN_DROP``
     below its first evaluation by more than ``FELL_UNITS`` (3) of its own evaluation-to-evaluation jumps
     around their trend (:func:`signals.jitter_scale`: three evaluations falling 30 % each are a steady
@@ -373,20 +375,24 @@ def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
     its floor, two flows at SGD 0.1 and momentum 0.02 at 1.6 x theirs, val jumping 12-15 % per evaluation
     with no trend: healthy or ``loss_plateau`` until 2026-12-04, two outside sets). Of 239 healthy outside
     runs with a floor and five evaluations, those whose val loss jumps that much were all still coming down.
-    Why five evaluations (three until 2026-12-07): "not coming down" is a trend test, and no trend of four
-    reaches the 5 % level -- fewer evaluations cannot show the validation loss flat, and the train loss's
-    swing alone is no evidence on a regression: a squared error's batch noise is about sqrt(2 / B) of it
-    (20-30 % at batches of 24-48), whatever the steps. Four healthy outside rotation regressors at 2 x their
-    floor, evaluated three or four times, were ``oscillation``."""
+    Why twice as wide a ball (``FEW_EVALS_BALL``, 3 x the floor) with three or four evaluations: "not coming
+    down" is a trend test, and no trend of four reaches the 5 % level -- so few evaluations cannot show the
+    validation loss flat, and the train loss's swing alone is no evidence on a regression near its floor: a
+    squared error's batch noise is about sqrt(2 / B) of it (20-30 % at batches of 24-48), whatever the steps.
+    Four healthy outside rotation regressors at 1.5-2.4 x their floor, evaluated three or four times, were
+    ``oscillation`` until 2026-12-07; two ConvLSTMs at SGD 1.5-3, swinging 50 % a record at 5-10 x theirs
+    (evaluated three times), are."""
     floor = run.info("loss_floor")
     val = signals.val_losses(run)
-    if floor is None or floor <= 0 or len(val) < signals.TREND_EVALS or lr_ever_raised(run):
+    if floor is None or floor <= 0 or len(val) < 3 or lr_ever_raised(run):
         return []
     body, swing, level = swings(loss)
     late = float(val.iloc[len(val) // 2:].median())
     log_val = np.log(val)
     val_jumps = signals.jitter_scale(log_val.iloc[len(val) // 4:]) if len(val) >= signals.TREND_EVALS else 0.0
-    if max(swing, val_jumps) < signals.THRASH or level < NOISE_BALL * floor or late < NOISE_BALL * floor or \
+    # Too few evaluations to show the val loss is not coming down: the ball must be twice as wide.
+    ball = NOISE_BALL if len(val) >= signals.TREND_EVALS else FEW_EVALS_BALL
+    if max(swing, val_jumps) < signals.THRASH or level < ball * floor or late < ball * floor or \
             level > CEILING * reference:
         return []
     fell = float(log_val.iloc[0] - log_val.iloc[-1])
