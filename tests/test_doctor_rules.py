@@ -3358,6 +3358,22 @@ def test_losses_that_both_creep_up_far_above_the_floor_are_moving_not_stuck(tmp_
     assert labels(write_log(tmp_path, rows, start={"loss_floor": 0.36})) == want
 
 
+@pytest.mark.parametrize("floor, want", [(-0.88, []), (0.6, ["loss_plateau"])])
+def test_a_log_density_settled_far_above_a_noise_floor_is_not_stuck_by_a_ratio(tmp_path, floor, want):
+    # A neural process's Gaussian NLL: 1.4 -> 0.3 nats over the first fifth, then calm at 0.3 with its val loss
+    # beside it, 1.2 nats above a floor of -0.88 that counts only the observation noise. Moved above zero
+    # (log_density), the floor sits half way to the start by construction, so "1.5 x the floor" measures the
+    # shift, not the run: seven healthy outside neural processes were plateaus until 2026-12-07. The same
+    # curve lifted by 1 (a loss that never goes below zero) beside a floor of 0.6 is stuck at 2.2 x it.
+    rng = np.random.default_rng(76)
+    t = np.arange(100)
+    shift = 0.0 if floor < 0 else 1.0  # the same shape, lifted above zero for the second case
+    loss = shift + 0.3 + 1.1 * np.exp(-t / 6) + rng.normal(0, 0.03, 100)
+    val = shift + 0.3 + rng.normal(0, 0.005, 8)
+    rows = sorted(records(loss) + evals(val, every=125), key=lambda r: r["step"])
+    assert labels(write_log(tmp_path, rows, start={"loss_floor": floor}))[:1] == want
+
+
 @pytest.mark.parametrize("fell_first, want", [(True, []), (False, ["loss_plateau"])])
 def test_four_evaluations_rising_in_order_beside_a_creeping_train_loss_are_moving(tmp_path, fell_first, want):
     # A GAN generator's loss: 0.92 -> 0.49, then creeping up to 0.62 as its discriminator improves, 1.7 x a

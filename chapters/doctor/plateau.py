@@ -58,7 +58,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from chapters.doctor import signals
+from chapters.doctor import log_density, signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.reference import declared, rise_limit
 from chapters.doctor.schedule import (STOPPED, lr_ever_raised, lr_raised, lr_ramped, lr_restored, lr_stopped,
@@ -362,10 +362,17 @@ def stuck_above_floor(run, loss: pd.Series) -> float | None:
     the last (:func:`rose_in_order`) is the exact test instead -- a GAN generator's loss, 0.74 -> 0.29 and
     then creeping up to 0.40 as its discriminator improved, at 3.4 x a floor that counts only the
     reconstruction term, evaluated four times in rising order, was a plateau until 2026-12-07 (two outside
-    runs). A run that never fell at all is a plateau whatever its losses do (:func:`check`: not learned)."""
+    runs). A run that never fell at all is a plateau whatever its losses do (:func:`check`: not learned).
+
+    Not for a log density (a loss below zero, read moved up: :mod:`log_density`): the move places its floor
+    half way between zero and the start by construction, so a multiple of that floor measures the move,
+    not the run -- and a likelihood's floor counts only the observation noise, while what the model cannot
+    know about the target adds nats no ratio can judge. Seven healthy outside neural processes, 1.4 -> 0.3
+    nats against a floor of -0.88, sat at "1.5 x the floor" and were plateaus until 2026-12-07; the stuck
+    densities of the outside sets are found without this reading (they never learned, or died)."""
     floor = run.info("loss_floor")
     val = signals.val_losses(run)
-    if floor is None or floor < 0 or len(val) < FLOOR_EVALS:
+    if floor is None or floor < 0 or len(val) < FLOOR_EVALS or log_density.shift_of(run):
         return None
     settled = loss.iloc[len(loss) // 4:]
     level = float(settled.median())
