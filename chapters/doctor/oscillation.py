@@ -350,12 +350,11 @@ def noise_ball(run, loss: pd.Series, reference: float) -> list[Finding]:
     :func:`signals.jitter_scale`, after its first quarter, at least ``signals.TREND_EVALS`` evaluations) --
     and both its second half's median and the validation loss's (over the second half of at least three
     evaluations) sit at ``NOISE_BALL`` (1.5) x the floor or more (``FEW_EVALS_BALL``, 3 x, with fewer than
-    ``signals.TREND_EVALS`` evaluations), the
-    validation loss neither trending down (Mann-Kendall z above -``TREND_Z``) nor ending ``MIN_DROP``
-    below its first evaluation by more than ``FELL_UNITS`` (3) of its own evaluation-to-evaluation jumps
-    around their trend (:func:`signals.jitter_scale`: three evaluations falling 30 % each are a steady
-    descent, with no jitter at all) -- and
-    the run did not diverge (at most ``CEILING`` x the untrained reference; the learning rate never jumped).
+    ``signals.TREND_EVALS`` evaluations), the validation loss neither trending down (Mann-Kendall z above
+    -``TREND_Z``) nor ending ``MIN_DROP`` below its first evaluation by more than ``FELL_UNITS`` (3) of its
+    own evaluation-to-evaluation jumps around their trend (:func:`signals.jitter_scale`: three evaluations
+    falling 30 % each are a steady descent, with no jitter at all) -- and the run did not diverge (at most
+    ``CEILING`` x the untrained reference; the learning rate never jumped).
 
     Why: stochastic gradient descent at a constant learning rate does not settle at the minimum but in a
     ball around it whose excess loss grows with the learning rate and with the gradient noise of a batch

@@ -49,7 +49,7 @@ from chapters.doctor.signals import noise_scale, smooth
 
 DROP = 0.5
 MILD_DROP = 0.7  # a shallower step counts when it stands CLEAR_UNITS clear of the timing noise
-CLEAR_UNITS = 8.0
+CLEAR_UNITS = 8.0  # noise scales: healthy outside runs' steps to 0.6-0.7x stayed under 8 (one in 1,316 passed)
 MILD_BASE = 5  # records before the split, for the shallower bar
 DEEP_DROP = 1 / 3  # ... and a step to under a third counts at half NOISE_UNITS
 LESSON = "docs/doctor.md#throughput_drop"
