@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from chapters.doctor.findings import Finding, confidence
+from chapters.doctor.signals import quarter_medians
 
 GROWTH = 0.04
 MIN_GB = 0.01
@@ -41,8 +42,7 @@ def check(run) -> list[Finding]:
         memory = memory.iloc[len(memory) // 10:]
         if len(memory) < 8:
             continue
-        quarter = max(2, len(memory) // 4)
-        early, late = float(memory.iloc[:quarter].median()), float(memory.iloc[-quarter:].median())
+        early, late = quarter_medians(memory)
         second = memory.iloc[len(memory) // 2:]
         if late - early < max(MIN_GB, GROWTH * early) or second.nunique() < 2:
             continue

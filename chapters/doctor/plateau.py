@@ -64,7 +64,7 @@ from chapters.doctor.reference import declared, rise_limit
 from chapters.doctor.schedule import (STOPPED, lr_ever_raised, lr_raised, lr_ramped, lr_restored, lr_stopped,
                                       positive_lr)
 from chapters.doctor.signals import (TREND_Z, blew_up, first_sustained, jitter_scale, noise_scale,
-                                     reference_level, smooth, tail, window_for)
+                                     quarter_medians, reference_level, smooth, tail, window_for)
 
 MIN_DROP = 0.1
 # Five epochs logged once each is enough to see a flat line (8 until 2026-12-02); a log that short usually
@@ -432,13 +432,6 @@ def closed_the_gap(settled: pd.Series, floor: float) -> float:
     which is where :data:`GAP_CLOSED` sits."""
     first, last = quarter_medians(settled)
     return (first - last) / (first - floor) if first > floor else 0.0
-
-
-def quarter_medians(values: pd.Series) -> tuple[float, float]:
-    """The medians of the first and of the last quarter of ``values`` (two records each at least): where a
-    stretch began and where it ended, each over enough records that one batch does not decide it."""
-    quarter = max(2, len(values) // 4)
-    return float(values.iloc[:quarter].median()), float(values.iloc[-quarter:].median())
 
 
 def learned(loss: pd.Series, start: float, best: float) -> bool:

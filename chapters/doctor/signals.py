@@ -168,6 +168,14 @@ def tail(values: pd.Series, fraction: float = 0.1, least: int = 3) -> pd.Series:
     return values.iloc[-max(least, int(len(values) * fraction)):]
 
 
+def quarter_medians(values: pd.Series) -> tuple[float, float]:
+    """The medians of the first and of the last quarter of ``values`` (two records each at least): where a
+    stretch began and where it ended, each over enough records that one batch does not decide it (a
+    plateau's drift, a memory curve's growth)."""
+    quarter = max(2, len(values) // 4)
+    return float(values.iloc[:quarter].median()), float(values.iloc[-quarter:].median())
+
+
 def after_start(loss: pd.Series) -> pd.Series:
     """The run after its first 5 % (at least one record): where a swing is measured, the untrained start
     -- the steepest records of any run -- left out (:func:`oscillation.swings`, :func:`plateau.check`)."""
