@@ -262,6 +262,15 @@ def test_a_jump_before_the_second_record_is_divergence_against_ln_v(tmp_path):
     assert labels(path)[:1] == ["divergence"]
 
 
+def test_a_loss_summed_over_a_vectors_bits_is_not_measured_against_ln_2(tmp_path):
+    # An autoregressive model of 30-bit vectors declares vocab_size 2 beside its NLL in nats *per vector*:
+    # it starts at 30 ln 2 = 20.8 and learns towards the data's entropy, 15.5. A floor above ln 2 says the
+    # loss is not per outcome, so ln 2 is no reference for it (an outside set, until 2026-12-07: divergence).
+    rng = np.random.default_rng(19)
+    loss = learning_curve(200, rng, start=20.8, end=16.0, noise=0.01)
+    assert labels(write_log(tmp_path, records(loss), start={"vocab_size": 2, "loss_floor": 15.5})) == []
+
+
 def test_a_lucky_first_batch_of_a_noisy_regression_is_no_start_to_blow_up_from(tmp_path):
     # Batch-4 squared errors swing +-60 % (log scale) from record to record around 1.5; the first record
     # drew 0.24. Ten times that is an ordinary record of this run, not a blow-up: with no class count the

@@ -27,8 +27,9 @@ AT_FLOOR = 1.1  # a validation loss within 10 % of the declared floor: the run l
 
 def declared(run) -> bool:
     """Does ``run_start`` give the untrained loss exactly (a vocabulary or class count of 2 or more,
-    :attr:`RunLog.class_count <chapters.records.runlog.RunLog.class_count>`)?"""
-    return run.class_count is not None
+    :attr:`RunLog.class_count <chapters.records.runlog.RunLog.class_count>`, in the loss's own units:
+    :func:`signals.untrained_loss`)?"""
+    return signals.untrained_loss(run) is not None
 
 
 def blown_up_at(run) -> int | None:

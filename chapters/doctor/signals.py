@@ -16,6 +16,8 @@ import pandas as pd
 
 from chapters.records.runlog import curve  # built by the reader (RunLog.curve); rules import it from here
 
+FLOOR_OVER_UNTRAINED = 1.05  # a declared loss floor this far above ln K: the loss is not per outcome (untrained_loss)
+
 
 def smooth(values: pd.Series, window: int) -> pd.Series:
     """Centred rolling median; the ends use the points they have."""
@@ -58,7 +60,29 @@ def reference_level(run, loss: pd.Series) -> float:
     first record alone: it is the nearest thing to the untrained model the log has. Its batch noise is
     covered by the rules asking for the loss to *stay* away from it, in the run's own noise units.
     """
-    return math.log(run.class_count) if run.class_count is not None else float(loss.iloc[0])
+    untrained = untrained_loss(run)
+    return untrained if untrained is not None else float(loss.iloc[0])
+
+
+def untrained_loss(run) -> float | None:
+    """ln K (ln V) when ``run_start`` declares the class count, else None -- and None too when the declared
+    ``loss_floor`` is above ln K by more than ``FLOOR_OVER_UNTRAINED``.
+
+    Why the floor can veto the count: ln K is the loss of a uniform guess over the K outcomes *per
+    outcome predicted*, and no data's entropy per outcome exceeds it -- the best a model can do is never worse
+    than knowing nothing. A floor above ln K therefore says the loss is not per outcome: summed over the 30
+    bits of a vector, the tokens of a sequence, the pixels of an image (``reduction="sum"``), it starts at
+    n ln K. Taken as the reference anyway, every such run starts "thirty times above an untrained model":
+    an outside masked autoregressive model of binary vectors declared ``vocab_size`` 2 beside its NLL in
+    nats per vector, and 19 of its 22 healthy runs were ``divergence`` until 2026-12-07. Without a floor the
+    count is taken at its word."""
+    count = run.class_count
+    if count is None:
+        return None
+    floor = run.info("loss_floor")
+    if floor is not None and floor > FLOOR_OVER_UNTRAINED * math.log(count):
+        return None
+    return math.log(count)
 
 
 def noise_scale(values: pd.Series) -> float:
