@@ -253,6 +253,20 @@ def test_a_nan_in_the_last_record_before_an_oom_is_the_ooms(tmp_path, nan_record
 
 
 # -------------------------------------------------------------------------------- the classes
+def test_a_summed_loss_that_learned_down_to_ln_k_gave_nothing_back(tmp_path):
+    # A detector's objectness + box + class loss beside num_classes 3: 2.2 = 2 x ln 3 at its first records,
+    # down to 1.0 by its middle, drifting to 1.08 with 6 % batch noise while its validation loss levels off.
+    # Against ln 3 it "learned to 0.98 and climbed back"; against where it began it gave back nothing
+    # (two healthy outside detectors, divergence until 2026-12-07).
+    rng = np.random.default_rng(1)
+    t = np.arange(200)
+    level = np.where(t < 120, 1.0 + 1.2 * np.exp(-t / 20), 1.0 + 0.08 * (t - 120) / 80)
+    logged = records(level * np.exp(rng.normal(0, 0.06, 200)))
+    logged += [{"step": 100 * (k + 1), "val_loss": float(1.0 + 0.5 * np.exp(-k / 2))} for k in range(10)]
+    logged.sort(key=lambda r: r["step"])
+    assert labels(write_log(tmp_path, logged, start={"num_classes": 3, "loss_floor": 0.83})) == []
+
+
 def test_a_jump_before_the_second_record_is_divergence_against_ln_v(tmp_path):
     # 4.6 at the first record, 136 at the second, then 25-35 for the rest: the median of the first records
     # is taken after the jump, but run_start's vocab_size says an untrained model scores ln V.
@@ -679,6 +693,20 @@ def test_the_same_batches_in_the_same_order_every_epoch_are_no_shuffle(tmp_path)
                      "train_loss": float(trend[i] * math.exp(difficulty[batch]))} for i, batch in enumerate(order)]
             found = "no_shuffle" in labels(write_log(tmp_path, rows, start={"steps_per_epoch": epoch_steps}))
             assert found is not shuffled, (shuffled, seed)
+
+
+def test_a_converging_loss_logged_twice_an_epoch_has_no_epoch_shape(tmp_path):
+    # An outside super-resolution run: 16 records over 7 epochs of 64 steps, the loss converging smoothly
+    # under cosine restarts every 133 steps. Four phase bins hold two records each per half: one batch per
+    # bin, and the first epoch's fall repeated "a shape" at correlation 0.99 (no_shuffle until 2026-12-07;
+    # rounded to four digits, not -- the "shape" was that fragile).
+    loss = [0.0886935, 0.03092, 0.0206677, 0.0175939, 0.0164986, 0.0158769, 0.0143095, 0.013746, 0.013317, 0.0131697,
+            0.0133711, 0.0130381, 0.0126629, 0.0124163, 0.0122334, 0.0122212]  # as logged, six digits
+    lr = [1.84e-3, 1.40e-3, 8.2e-4, 3.1e-4, 2.3e-5, 1.93e-3, 1.57e-3, 1.01e-3, 4.5e-4, 8e-5, 1.98e-3, 1.71e-3,
+          1.2e-3, 6.2e-4, 1.7e-4, 2e-3]
+    rows = [{"step": 25 * (i + 1), "epoch": 25 * (i + 1) // 64, "train_loss": value, "lr": rate}
+            for i, (value, rate) in enumerate(zip(loss, lr))]
+    assert labels(write_log(tmp_path, rows, start={"steps_per_epoch": 64, "loss_floor": 0.01})) == []
 
 
 @pytest.mark.parametrize("log_every", [1, 5])
@@ -2009,6 +2037,21 @@ def test_a_loss_a_raised_rate_threw_far_up_and_back_to_ln_k_is_dead_when_constan
     k = math.log(6)
     settled = np.concatenate([3 * k * np.exp(rng.normal(0, 0.05, 15)), k * np.exp(rng.normal(0, swing, 45))])
     assert ramped_back_to_ln_k(tmp_path, settled)[:1] == [want]
+
+
+def test_a_loss_still_falling_after_a_raised_rate_threw_it_up_is_alive_not_dead(tmp_path):
+    # An outside super-resolution CNN at 3,000x its Adam rate from step 130: thrown to 62,000, back to 0.47,
+    # then still coming down -- 0.22 -> 0.18 over its last 130 steps at 1-2 % per record, above its untrained
+    # 0.11. Calm, but a dead network has no trend: alive, thrown out by the raised rate (loss_plateau until
+    # 2026-12-07; the train losses as logged, six digits).
+    loss = [0.11244, 0.0578972, 0.0379951, 0.0268471, 0.0220094, 0.0186902, 0.016623, 0.0156483, 0.0150114,
+            0.0146919, 0.014292, 0.0139808, 62204.8, 23501.0, 6845.43, 2806.45, 911.041, 352.457, 110.078, 46.222,
+            15.1398, 5.26831, 2.12268, 0.929439, 0.470426, 0.300749, 0.23887, 0.217682, 0.208673, 0.20345,
+            0.198678, 0.197295, 0.194311, 0.190873, 0.192491, 0.188699, 0.185299, 0.182964, 0.18007, 0.176987]
+    logged = records(loss)
+    for i, record in enumerate(logged):
+        record["lr"] = 0.002 if i < 12 else 6.0
+    assert labels(write_log(tmp_path, logged, start={"loss_floor": 0.01}))[:1] == ["divergence"]
 
 
 @pytest.mark.parametrize("swing, gradient_left, want", [(0.005, 1e-3, "loss_plateau"), (0.05, 1e-3, "divergence"),

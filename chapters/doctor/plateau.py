@@ -677,6 +677,11 @@ def _killed_by_raised_lr(run, loss: pd.Series, reference: float, step: int, end:
     40x spike: thrown to 48-4,284, then ln K to the third decimal, their gradient 0 -- three authors'
     dead networks, ``divergence`` here until a second 2026-12-03 change dropped the "never thrown above"
     condition; a ramped tagger that came back swinging 4 % per record stays ``divergence``).
+    Nor when the loss is still coming down in the second half of the records after the relapse
+    (:func:`still_falling_after`): its batches score alike because it descends smoothly, and a network
+    that keeps learning at the raised rate is alive -- a super-resolution CNN at 3,000x its Adam rate,
+    thrown to 62,000 and back to 0.47, then 0.22 -> 0.18 over its last 130 steps at 1.9 % per record
+    (``loss_plateau`` until 2026-12-07; ``divergence`` to its author).
     Why the gradient: a constant loss at ln K says the predictions stopped depending on the input; it does
     not say nothing is left to move. Seventeen outside runs sent back to ln K by a raised rate, constant there,
     kept 7-300 % of their gradient norm -- the raised rate still throwing the weights about -- and every one
@@ -685,7 +690,8 @@ def _killed_by_raised_lr(run, loss: pd.Series, reference: float, step: int, end:
     and stay here (one author called it a dead network, the other divergence). Without gradient norms the
     loss's constancy decides alone."""
     norms = run.curve("grad_norm")
-    if calm > CONSTANT or (len(norms) >= 8 and gradient_ratio(norms, step) > GONE):
+    if calm > CONSTANT or (len(norms) >= 8 and gradient_ratio(norms, step) > GONE) or \
+            still_falling_after(loss, step):
         return None
     lr = positive_lr(run)
     jump = float(lr.loc[step:].median() / lr.loc[:step].iloc[:-1].median())
@@ -694,6 +700,18 @@ def _killed_by_raised_lr(run, loss: pd.Series, reference: float, step: int, end:
                             f"constant to {np.expm1(calm):.1%} per record: the network predicts the same for "
                             "every input -- the raised rate's first updates switched every unit off, and no rate "
                             "revives it")
+
+
+def still_falling_after(loss: pd.Series, step: int) -> bool:
+    """Over the second half of the records after ``step`` (``MIN_RECORDS`` or more), is the median of the
+    last quarter ``STILL_FALLING`` (5 %) or more below that of the first? A dead network scores the same on
+    every batch and has no trend; a live one still learning has."""
+    settled = loss[loss.index > step]
+    settled = settled.iloc[len(settled) // 2:]
+    if len(settled) < MIN_RECORDS:
+        return False
+    first, last = quarter_medians(settled)
+    return last < (1 - STILL_FALLING) * first
 
 
 def _killed_at_once(run, loss: pd.Series, reference: float):
