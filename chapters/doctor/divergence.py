@@ -53,8 +53,8 @@ import numpy as np
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
 from chapters.doctor.oscillation import fell_back, thrashing
-from chapters.doctor.plateau import (GAVE_BACK, LIVE_LR, MIN_DROP, dead_network, learning_mark, relapse,
-                                     val_below_untrained)
+from chapters.doctor.plateau import (GAVE_BACK, LIVE_LR, MIN_DROP, dead_network, learning_mark, opening_level,
+                                     relapse, val_below_untrained)
 from chapters.doctor.reference import LOW_SHARE, RISE, declared, rise_limit, rose_past_first
 from chapters.doctor.schedule import LR_JUMP, climb_start, lr_jump, lr_ramp, positive_lr
 from chapters.doctor.signals import (TREND_EVALS, TREND_Z, blew_up, first_sustained, median_ahead, reference_level,
@@ -144,7 +144,11 @@ def check(run) -> list[Finding]:
                          f"from step {step} the train loss jumped from {level:.4g} to {back:.4g} (start "
                          f"{start:.4g}) and was still at {end:.4g} at the end, {end / level:.1f} x where it had "
                          "been: thrown out of the valley it had found, it never got back")]
-    relapsed = relapse(loss, start)
+    # Measured from where the run began when that is above ln K: a loss summing more than the cross-entropy
+    # (a detector's objectness + box + class terms: 2 x ln 3 at its first records) that learned down to
+    # ln K and swings about it has given back nothing it learned (two healthy outside runs, divergence
+    # until 2026-12-07).
+    relapsed = relapse(loss, opening_level(run, loss, start))
     if relapsed is not None:
         step, best, end = relapsed
         return [_finding(run, smoothed, step, window, 0.6,

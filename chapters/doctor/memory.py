@@ -111,8 +111,8 @@ def still_adding(second, growth: float) -> bool:
     second half (measured the same way, quarter to quarter); a process whose memory stepped up once early --
     the allocator mapping an arena for the first evaluation's batch -- and then crept by a page now and
     then rises in the second half as steadily as a leak, at a rank correlation of 0.8, but by a few
-    kilobytes of the 22 MB step (0.0-0.07 of it: fourteen outside runs of a MobileNet-style CNN, a
-    voxel CNN and a counting CNN, five of them healthy, all memory_growth until 2026-12-07). The slowest real leaks measured added 0.13-0.18 of their
-    growth there: a leak growing the heap in arena-sized chunks."""
+    kilobytes of the 22 MB step (0.0-0.07 of it: fourteen outside runs of a MobileNet-style CNN, a voxel
+    CNN and a counting CNN, five of them healthy, all memory_growth until 2026-12-07). The slowest real
+    leaks measured added 0.13-0.18 of their growth there: a leak growing the heap in arena-sized chunks."""
     early, late = quarter_medians(second)
     return late - early >= SECOND_HALF_SHARE * growth

@@ -116,6 +116,11 @@ FINE = 8  # records per epoch from which the shape is also compared record by re
 # blurred in 8 bins; from 4 records a record-by-record comparison named 5 healthy runs)
 MIN_SHARE = 0.1
 MIN_EPOCHS = 4  # epochs' worth of records: two even and two odd, so neither half rests on one epoch
+# records per phase bin and half, on average, at or under which a binned shape says nothing: an outside
+# super-resolution run logged 16 times over 7 epochs (2 a bin and half) repeated "a shape" at 0.99, and did
+# not once its losses were rounded to four digits (healthy: no_shuffle until 2026-12-07). The family
+# benchmark's no_shuffle runs logged 40 times in 8 bins (2.5) are found, and stay found.
+SPARSE_CELL = 2
 MIN_ACF = 0.5
 MIN_PERIOD = 4  # records: a bounce every second or third record is oscillation (_found_phase)
 EXACT_TREND = 20_000  # records; above this the found period's detrending is interpolated (_slow_trend)
@@ -439,6 +444,8 @@ def _split_half(loss: np.ndarray, phase: np.ndarray, epoch: np.ndarray, resoluti
             even, odd = halves
             if even.std() == 0 or odd.std() == 0:
                 return None
+            if not by_record and usable.sum() <= SPARSE_CELL * 2 * bins:
+                return None  # bin means of a record or two are single batches: the first epoch's fall decides
             correlation = float(np.corrcoef(even, odd)[0, 1])
             threshold = min_correlation(bins * _independence(even, odd)) if by_record else MIN_CORRELATION[bins]
             filled = np.maximum(np.bincount(cell[usable], minlength=bins), 1)
