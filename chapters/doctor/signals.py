@@ -56,8 +56,9 @@ def reference_level(run, loss: pd.Series) -> float:
     (:attr:`RunLog.class_count <chapters.records.runlog.RunLog.class_count>`: ``vocab_size``,
     ``num_classes``, ``num_labels``..., at its top or in the config it carries) that is the reference,
     whatever the first records show (an LR far too high can throw the loss up before the first
-    record is written, and a median of the first records would then start *after* the jump). Otherwise the
-    first record alone: it is the nearest thing to the untrained model the log has. Its batch noise is
+    record is written, and a median of the first records would then start *after* the jump) -- unless a
+    declared floor says the loss is not per outcome (:func:`untrained_loss`). Otherwise the first record
+    alone: it is the nearest thing to the untrained model the log has. Its batch noise is
     covered by the rules asking for the loss to *stay* away from it, in the run's own noise units.
     """
     untrained = untrained_loss(run)
