@@ -133,7 +133,7 @@ def check(run) -> list[Finding]:
     best = float(smooth(loss, window_for(len(loss))).min())
     floor = run.info("loss_floor")
     starts_late = loss.index[0] >= LATE_START
-    if start <= 0 or (starts_late and floor is None and signals.untrained_loss(run) is None):
+    if start <= 0 or (starts_late and floor is None and not declared(run)):
         return []
     swing = noise_scale(np.log(signals.after_start(loss)))  # per-record noise, after the untrained start
     if floor is not None and reached_floor(floor, start, best, swing, loss):
