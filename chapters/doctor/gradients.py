@@ -67,7 +67,7 @@ import pandas as pd
 
 from chapters.doctor import log_density
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.plateau import MIN_DROP, MOTIONLESS, dead_network, learned
+from chapters.doctor.plateau import MIN_DROP, MOTIONLESS, at_floor, dead_network, learned
 from chapters.doctor.reference import RISE, blown_up_at
 from chapters.doctor.schedule import climb_start, lr_raised
 from chapters.doctor.signals import (BLOWUP, NOISE_UNITS, TREND_Z, factor, first_sustained, group_keys, head,
@@ -483,7 +483,12 @@ def _starving_the_run(run, share: float, prefix: str) -> bool:
     alone can explain the share (an outside neural recommender: its 8-unit tower layer at 2-3e-3 of its
     embedding tables' norm in four healthy runs, ``vanishing_gradients`` until 2026-12-05), and the loss
     decides: a deep sigmoid stack starved that much sits at ln K (a graph network and a TabNet at 2e-3, both
-    stuck). Under 1/1000 no healthy run of the twelve sets DA-DL or of the families was named."""
+    stuck). Under 1/1000 no healthy run of the twelve sets DA-DL or of the families was named. A run at its
+    declared floor learned too (:func:`plateau.at_floor`), though its loss fell less than ``MIN_DROP``: a
+    floor high above zero leaves little to fall -- an outside Glow-style flow, 6.18 -> 5.68 bits per
+    dimension against 5.26, its coupling layers below a zero-initialised output at 1.5e-3 of the largest
+    group's norm in its first records (waking as that layer grew), was ``vanishing_gradients`` until
+    2026-12-07."""
     if prefix != "grad_norm" or share < STARVED:
         return True
     loss = run.curve("train_loss")
@@ -491,7 +496,7 @@ def _starving_the_run(run, share: float, prefix: str) -> bool:
     if len(loss) < 8:
         return True
     best = float(smooth(loss, window_for(len(loss))).min())
-    return not learned(loss, reference_level(run, loss), best)
+    return not (learned(loss, reference_level(run, loss), best) or at_floor(run, loss))
 
 
 def _bypassed(early: pd.DataFrame, whole: pd.DataFrame, limit: float) -> bool:
@@ -786,9 +791,14 @@ def _escaping_a_plateau(run, step: int) -> bool:
     validation loss too: an LSTM autoencoder left its plateau (predicting zeros, 0.30) in a few noisy
     records that the train loss, batch by batch, half gave back -- while its fixed validation set went
     0.302, 0.302, then 0.261, 0.238 as the norm rose 34-fold. Under ``SPIKE`` only: a norm a hundredfold up
-    is not a slope."""
+    is not a slope. Two records before the climb are enough to say the loss was flat there, the train loss's
+    as the val loss's (three until 2026-12-07): a network that starts at a saddle starts to leave it at once,
+    and its climb begins at its second record -- an outside spatial-transformer classifier at ln 10 for its
+    first two records, then 2.30 -> 1.66 while its head's norm grew 0.21 -> 3.1, cut at 150 steps before
+    the norm could settle, was ``grad_explosion``. A loss rising between those two records is no plateau,
+    and the fall after must still be twice as fast and a tenth deep."""
     loss = run.curve("train_loss")
-    return _fell_faster_from(np.log(smooth(loss[loss > 0], 3)), step) or \
+    return _fell_faster_from(np.log(smooth(loss[loss > 0], 3)), step, least=2) or \
         _fell_faster_from(np.log(val_losses(run)), step, least=2)
 
 
