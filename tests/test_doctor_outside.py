@@ -123,6 +123,9 @@ OUTSIDE = SCORER.parent / "outside"
     ("HX", "f_osc2", "loss_plateau"),  # 27,600 at the first record, then ln 2 to the fourth decimal, no ln K
     ("IA", "run_overfitting_0", "overfitting"),  # a val rise small only beside a first record of 1,260
     ("GC", "f_lk2", "leakage"),  # one last evaluation at a quarter of the floor, the train loss under it too
+    ("JU", "h10", "healthy"),  # a flow near its floor in bits per dimension, half its gap closed from step 10
+    ("JU", "h04", "healthy"),  # ... its coupling layers' gradient share small below a zero-initialised output
+    ("JX", "h14", "healthy"),  # ln 10 for two records, then the loss falling as the head's norm grew 15-fold
 ])
 def test_kept_outside_logs_keep_the_diagnosis_their_authors_gave(tmp_path, kept, log, want):
     # Logs from code this project did not write, each read wrongly until the pass that fixed it (2026-12-06/07):
