@@ -137,8 +137,8 @@ def check(run) -> list[Finding]:
     if start <= 0 or (starts_late and floor is None and not declared(run)):
         return []
     swing = noise_scale(np.log(signals.after_start(loss)))  # per-record noise, after the untrained start
-    if at_floor(run, loss):
-        return []  # at the floor: converged, not stuck
+    if floor is not None and reached_floor(floor, start, best, swing, loss):
+        return []  # at the floor: converged, not stuck (at_floor, with the values check already has)
     reference = start
     start = opening_level(run, loss, start)
     drop = (start - best) / start
@@ -284,7 +284,9 @@ def at_floor(run, loss: pd.Series) -> bool:
     its per-record noise after the untrained start? False without a declared floor.
 
     The one test of "converged" that the rules share: a run at its floor has nothing left to learn, so it is
-    no plateau, and a layer whose gradient share is small there starved nothing (``gradients``)."""
+    no plateau, and a layer whose gradient share is small there starved nothing (``gradients``). :func:`check`
+    asks :func:`reached_floor` itself, with the best level and the noise it has already computed: on a log of
+    a million records each is a pass over all of them."""
     floor = run.info("loss_floor")
     if floor is None:
         return False
