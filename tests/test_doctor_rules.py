@@ -3628,3 +3628,48 @@ def test_a_norm_growing_from_the_first_records_as_the_loss_leaves_its_saddle_is_
     rows = records(loss, grad_norm=total, **{"grad_norm/head": head})
     found = labels(write_log(tmp_path, rows, start={"num_classes": 10}))
     assert ("grad_explosion" in found) == exploded
+
+
+@pytest.mark.parametrize("case, starved", [("saturated", True), ("frozen", False), ("lr_raised", False),
+                                           ("bypassed", False), ("never_learned", False)])
+def test_layers_whose_gradient_went_exactly_to_zero_after_the_run_learned_were_starved(tmp_path, case, starved):
+    # A KAN squashed by tanh(20 h) between layers learned 1.03 -> 0.48 in its first records, then its lower
+    # layers got a gradient of exactly 0 for the rest of the run -- float32 rounds a saturated derivative to
+    # nothing -- while the loss sat at 35 x its floor (an outside set: healthy until 2026-12-07). Not when
+    # the silent groups' updates stopped at the same record (taken out of the optimizer: frozen), the
+    # learning rate was raised just before (a dead network), the silent group sits between live ones (the
+    # gradient goes around it), or the run never learned.
+    rng = np.random.default_rng(318)
+    count, silent_from = 50, 5
+    t = np.arange(count)
+    learned_to = 1.0 if case == "never_learned" else 0.35
+    loss = (learned_to + (1.0 - learned_to) * np.exp(-t / 1.5)) * np.exp(rng.normal(0, 0.03, count))
+    live = np.exp(rng.normal(0, 0.2, count))
+    lower = np.where(t < silent_from, 3.0 * live, 0.0)
+    groups = {"grad_norm/layer0": lower, "grad_norm/layer1": lower / 4, "grad_norm/head": live}
+    if case == "bypassed":
+        groups = {"grad_norm/layer0": live, "grad_norm/bottleneck": lower, "grad_norm/head": live}
+    if case == "frozen":
+        moving = 1e-2 * live
+        groups.update({"update_ratio/layer0": np.where(t < silent_from, moving, 0.0),
+                       "update_ratio/layer1": np.where(t < silent_from, moving, 0.0), "update_ratio/head": moving})
+    rows = records(loss, grad_norm=live * 3.1, **groups)
+    if case == "lr_raised":
+        for row in rows[silent_from - 1:]:
+            row["lr"] = 3e-2
+    found = labels(write_log(tmp_path, rows, start={"loss_floor": 0.01}))
+    assert ("vanishing_gradients" in found) == starved
+
+
+@pytest.mark.parametrize("second_half_swings, thrashing", [(True, True), (False, False)])
+def test_a_run_thrown_about_that_then_stands_still_is_not_thrashing(tmp_path, second_half_swings, thrashing):
+    # A graph attention network at SGD 1.0: thrown to 1e16 and about up there, swinging 229 % a record over its
+    # first records -- then at ln 4 to the fourth decimal for its last third, every unit switched off (an
+    # outside set: ``oscillation`` until 2026-12-07). A loss that stands still is not swinging: the network
+    # died. The same run still thrashing +-40 % around ln 4 at the end is oscillating.
+    rng = np.random.default_rng(319)
+    thrown = 10 ** rng.uniform(1, 16, 33)  # 10 to 1e16, up and down from record to record
+    settled = math.log(4) * np.exp(rng.normal(0, 0.4 if second_half_swings else 1e-5, 16))
+    loss = np.concatenate([[1.4], thrown, settled])
+    found = labels(write_log(tmp_path, records(loss), start={"num_classes": 4}))
+    assert ("oscillation" in found) == thrashing

@@ -51,6 +51,9 @@ A group whose norm is exactly zero is frozen or dead, not vanishing: the frozen 
 When the first records show no such spread, one more reading (:func:`_vanished_later`): a group whose own norm
 fell a hundredfold during training to under 1/256 of the largest group's, in a run that did not blow up --
 units that training saturated.
+And groups whose gradient went *exactly* to 0 after the run had learned (:func:`_went_silent`): float32's
+rounding of a saturated derivative, which no share can be read off -- at a low confidence, since units a bad
+update killed leave the same log.
 
 Benchmark (``bench/doctor_families.py``, six model families, leave-one-family-out, 2026-12-01):
 grad_explosion 11/12 top-1, vanishing_gradients 7/9 (the same with the first third; the first 5 % stopped
@@ -91,6 +94,7 @@ BYPASS_FLOOR = 1e-4  # ... and under this share no path around a group explains 
 # its norm is tiny, so the largest group is no yardstick there; and adaptive optimizers rescale every
 # weight's step. Measured on the benchmark: healthy runs 0.02 and more, vanishing ones 2e-6 and less.
 UPDATE_VANISH_RATIO = 1e-4
+SILENT_CONFIDENCE = 0.45  # groups whose gradient went exactly 0: starved or dead, the log cannot say (_went_silent)
 STARVED_LATER = 100.0  # a group's own norm falling a hundredfold in training, to under VANISH_RATIO (_vanished_later)
 KILLED_BACK = 1 / 3  # ... unless the loss gave back this share of what it had learned: units killed (_gave_back)
 AWAKE_SHARE = 10.0  # x the vanishing bar: a share no starved layer reaches (_normal_share_at_times)
@@ -112,7 +116,7 @@ LESSON = "docs/doctor.md#grad_explosion"
 
 
 def check(run) -> list[Finding]:
-    return (_shock(run) or _explosion(run)) + (_vanishing(run) or _vanished_later(run))
+    return (_shock(run) or _explosion(run)) + (_vanishing(run) or _vanished_later(run) or _went_silent(run))
 
 
 def _explosion(run) -> list[Finding]:
@@ -447,6 +451,71 @@ def _vanished_later(run) -> list[Finding]:
                             f"{weakest} fell from {early[weakest]:.2g} to {late[weakest]:.2g} (x{fell:.0f} down) "
                             f"during the run and ends at {share[weakest]:.1e} of {late.idxmax()}: its units "
                             "saturated while training went on")]
+
+
+def _went_silent(run) -> list[Finding]:
+    """Groups whose gradient norm was live on the first record and is exactly 0 from some record to the end,
+    over half of the records (three at least), while another group keeps a gradient to the end -- in a run
+    that had learned before the silence began (:func:`plateau.learned`, from the untrained reference, its
+    smoothed best up to there) and did not give it back (:func:`_gave_back`), whose loss did not blow up and
+    whose learning rate was not raised before (:func:`schedule.lr_raised`). Not when every silent group sits
+    between live ones in the log's order, and not when a silent group's update ratio stopped at the same
+    record (:func:`_stopped_with_it`).
+
+    Why: saturating units pass back *exactly* nothing once float32 rounds their derivative to 0 (tanh of an
+    argument past ~9 is 1.0 exactly), so a layer starved by saturation leaves a gradient of 0 in the log,
+    which the share-based readings (:func:`_vanishing`, :func:`_vanished_later`) cannot divide by. An outside
+    KAN squashed by tanh(20 h) between layers learned 1.03 -> 0.48 in ten steps, then its four lower layers
+    got exactly 0 for the rest of the run while the loss sat at 35 x its floor: ``healthy`` until 2026-12-07,
+    as was a word2vec embedding behind tanh(1000 u). On 116 outside sets no healthy run has a group go
+    silent like this. Why the conditions: a network killed by one bad update (a learning rate raised, a
+    loss that blew up or gave back what it had learned) dies the same way -- a dead network, ``loss_plateau``
+    and ``divergence``'s; so does one that never learned (nothing was starved: nothing moved). A group silent
+    only between live ones is one the gradient goes around (:func:`_bypassed`: a U-Net's bottleneck beside its
+    skips went silent in two outside runs that trained on). A group taken out of the optimizer stops its
+    update at once, where a starved one keeps stepping on its momentum for a while: that is the frozen
+    rule's. Why a low confidence (``SILENT_CONFIDENCE``): ReLUs killed *after* the run learned leave the same
+    log -- of the four outside runs it names, two were starved and two dead networks -- so any other
+    reading of the log (a loss stuck far above its floor, ``loss_plateau``) ranks first."""
+    keys = group_keys(run.train, "grad_norm")
+    loss = run.curve("train_loss")
+    loss = loss[loss > 0]
+    if len(keys) < 2 or len(loss) < 8 or blown_up_at(run) is not None:
+        return []
+    table = run.train[keys].astype(float).dropna(how="all")
+    live = table.fillna(-1.0) != 0.0  # a missing record is no evidence of silence
+    silent = {}
+    for key in keys:
+        alive = live[key].to_numpy()
+        if alive[0] and not alive.all():
+            last = int(np.flatnonzero(alive)[-1])
+            if len(alive) - 1 - last >= max(3, len(alive) // 2):
+                silent[key] = table.index[last + 1]
+    if not silent or len(silent) == len(keys) or not live.drop(columns=list(silent)).iloc[-1].any():
+        return []
+    if not {keys[0], keys[-1]} & set(silent):
+        return []  # silent only between live groups: the gradient goes around them (_bypassed)
+    step = int(run.train.loc[min(silent.values()), "step"])
+    before = smooth(loss, window_for(len(loss)))[loss.index <= step]
+    if before.empty or not learned(loss, reference_level(run, loss), float(before.min())) or \
+            _gave_back(run, step) or lr_raised(run, step, len(run.curve("lr"))):
+        return []  # never learned, or killed by a bad update: a dead network, loss_plateau's
+    if any(_stopped_with_it(run, key, row) for key, row in silent.items()):
+        return []  # taken out of the optimizer: the frozen rule's
+    names = ", ".join(key.split("/", 1)[1] for key in silent)
+    return [_vanish_finding(step, SILENT_CONFIDENCE,
+                            f"the gradient of {names} is exactly 0 from step {step} to the end, after the run had "
+                            "learned: its units saturated, and float32 rounds what they pass back to nothing")]
+
+
+def _stopped_with_it(run, key: str, row) -> bool:
+    """Did the group's update ratio (``update_ratio/<group>``, when logged) go to exactly 0 at ``row``, where
+    its gradient did? An optimizer steps a starved parameter on its momentum for a while; one it no longer
+    holds (``requires_grad=False``, left out of its groups) stops at once."""
+    update = "update_ratio/" + key.split("/", 1)[1]
+    if update not in run.train:
+        return False
+    return float(run.train.loc[row, update]) == 0.0
 
 
 def _gave_back(run, step: int) -> bool:

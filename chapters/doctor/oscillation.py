@@ -37,7 +37,8 @@ of 4-16: 5 of 36 such runs were called healthy until 2026-12-02).
 
 A third catches thrashing for the whole run (tiny batches at a high learning rate): the log loss swings
 from record to record by ``signals.THRASH`` or more (its robust per-record scale, :func:`signals.noise_scale`,
-over the run after its first 5 %), *and* the run does not learn -- the median loss of its second half is
+over the run after its first 5 %, and its second half not standing still: :func:`died_still`), *and* the
+run does not learn -- the median loss of its second half is
 still at least ``STUCK`` x the untrained reference (ln K when declared, else the median of the first 5 %:
 one record of a run this noisy is no start -- but then the second half must also not be above the first
 record by more than the noise allows, :func:`rose_from_first`: a loss thrown up before the second record
@@ -95,7 +96,7 @@ import pandas as pd
 
 from chapters.doctor import signals
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.plateau import MIN_DROP, relapse, stands_above
+from chapters.doctor.plateau import MIN_DROP, MOTIONLESS, relapse, stands_above
 from chapters.doctor.reference import RISE, declared, log_noise, rise_limit, rose_past_first
 from chapters.doctor.schedule import climb_start, lr_ever_raised, lr_raised
 from chapters.doctor.signals import TREND_Z, first_sustained, noise_scale, reference_level, smooth, tail, window_for
@@ -202,7 +203,8 @@ def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
             # second record and flat about 0.5 -- converged, "stuck at 89 %" of its first records until
             # 2026-12-03)
             reference = float(loss.iloc[0])
-    if swing < signals.THRASH or not STUCK * reference <= level <= CEILING * reference or relapse(loss, reference) \
+    if swing < signals.THRASH or died_still(body) or not STUCK * reference <= level <= CEILING * reference or \
+            relapse(loss, reference) \
             or lr_ever_raised(run) or not val_moves(run) or val_learned(run, min(reference, float(loss.iloc[0]))):
         return []
     return [Finding("oscillation", confidence(0.8, swing / signals.THRASH), int(body.index[0]),
@@ -210,6 +212,19 @@ def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
                     f"run and does not come down: the second half's median {level:.4g} is "
                     f"{level / reference:.0%} of an untrained model's {reference:.4g}",
                     fix=FIX, experiment=EXPERIMENT, lesson=LESSON)]
+
+
+def died_still(body: pd.Series) -> bool:
+    """Does the second half of ``body`` stand still: its typical record-to-record change of the log loss
+    (:func:`signals.noise_scale`) at most ``plateau.MOTIONLESS`` (0.1 %)?
+
+    Why :func:`thrashing` asks: its swing is measured over the whole run after the first 5 %, and a run
+    thrown as high as 1e17 by SGD at 1.0 swings by 229 % a record up there -- then sits at ln K to the
+    fourth decimal for its last third, every unit switched off (an outside graph attention network,
+    ``oscillation`` until 2026-12-07). The robust scale reads the second half by its typical record, so
+    those still records decide it. A loss that does not move at all is not swinging: the network died, and
+    ``loss_plateau`` reads it (:func:`plateau.dead_network`)."""
+    return noise_scale(np.log(body.iloc[len(body) // 2:])) <= MOTIONLESS
 
 
 def swings(loss: pd.Series) -> tuple[pd.Series, float, float]:
