@@ -38,8 +38,8 @@ of 4-16: 5 of 36 such runs were called healthy until 2026-12-02).
 A third catches thrashing for the whole run (tiny batches at a high learning rate): the log loss swings
 from record to record by ``signals.THRASH`` or more (its robust per-record scale, :func:`signals.noise_scale`,
 over the run after its first 5 %, and its second half not standing still: :func:`died_still`), *and* the
-run does not learn -- the median loss of its second half is
-still at least ``STUCK`` x the untrained reference (ln K when declared, else the median of the first 5 %:
+run does not learn -- the median loss of its second half is still at least ``STUCK`` x the untrained
+reference (ln K when declared, else the median of the first 5 %:
 one record of a run this noisy is no start -- but then the second half must also not be above the first
 record by more than the noise allows, :func:`rose_from_first`: a loss thrown up before the second record
 has first records that are all after the jump) (and at most ``CEILING`` x: above that the run has
@@ -204,8 +204,8 @@ def thrashing(run, loss: pd.Series, reference: float) -> list[Finding]:
             # 2026-12-03)
             reference = float(loss.iloc[0])
     if swing < signals.THRASH or died_still(body) or not STUCK * reference <= level <= CEILING * reference or \
-            relapse(loss, reference) \
-            or lr_ever_raised(run) or not val_moves(run) or val_learned(run, min(reference, float(loss.iloc[0]))):
+            relapse(loss, reference) or lr_ever_raised(run) or not val_moves(run) or \
+            val_learned(run, min(reference, float(loss.iloc[0]))):
         return []
     return [Finding("oscillation", confidence(0.8, swing / signals.THRASH), int(body.index[0]),
                     f"the loss swings by about {np.expm1(swing):.0%} from one record to the next for the whole "
