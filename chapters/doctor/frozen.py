@@ -49,7 +49,7 @@ from chapters.doctor.findings import Finding
 from chapters.doctor.gradients import VANISH_RATIO, updates_vanish
 from chapters.doctor.plateau import DEAD_EXPERIMENT, DEAD_FIX, MIN_DROP, val_below_untrained
 from chapters.doctor.plateau import LESSON as PLATEAU_LESSON
-from chapters.doctor.signals import group_keys, reference_level, smooth, val_losses, window_for
+from chapters.doctor.signals import group_keys, reference_level, smooth, val_losses, window_for, zeros_to_the_end
 
 # "Exactly 0": a frozen group's gradient is None (logged 0) and its update is 0. Anything float32 can still
 # tell from 0 is a gradient, however small: a sigmoid stack's first layer gets 1e-14 of the head's norm, and
@@ -165,11 +165,10 @@ def _zero_since(values) -> int | None:
     moving weight writes (an independent transformer whose attention stopped at mid-run, 58 % of its
     records at 0, was healthy until 2026-12-03: the 90 % asked of a group frozen from the start)."""
     zero = (values.abs() < ZERO).to_numpy()
-    if len(zero) == 0 or not zero[-1] or zero.all():
+    start = zeros_to_the_end(zero)
+    if start is None:
         return None
-    start = len(zero) - int(np.argmin(zero[::-1]))  # the first of the zeros that run to the end
-    tail = len(zero) - start
-    return values.index[start] if tail >= max(MIN_TAIL, FROZEN_TAIL * len(zero)) else None
+    return values.index[start] if len(zero) - start >= max(MIN_TAIL, FROZEN_TAIL * len(zero)) else None
 
 
 def _gradient_key(key: str) -> str:

@@ -75,7 +75,7 @@ from chapters.doctor.reference import RISE, blown_up_at
 from chapters.doctor.schedule import climb_start, lr_raised
 from chapters.doctor.signals import (BLOWUP, NOISE_UNITS, TREND_Z, factor, first_sustained, group_keys, head,
                                      median_ahead, noise_scale, reference_level, smooth, tail, trend_z, val_losses,
-                                     window_for)
+                                     window_for, zeros_to_the_end)
 
 EXPLODE = 10.0
 SPIKE = 100.0
@@ -487,10 +487,9 @@ def _went_silent(run) -> list[Finding]:
     silent = {}
     for key in keys:
         alive = live[key].to_numpy()
-        if alive[0] and not alive.all():
-            last = int(np.flatnonzero(alive)[-1])
-            if len(alive) - 1 - last >= max(3, len(alive) // 2):
-                silent[key] = table.index[last + 1]
+        start = zeros_to_the_end(~alive)
+        if alive[0] and start is not None and len(alive) - start >= max(3, len(alive) // 2):
+            silent[key] = table.index[start]
     if not silent or len(silent) == len(keys) or not live.drop(columns=list(silent)).iloc[-1].any():
         return []
     if not {keys[0], keys[-1]} & set(silent):

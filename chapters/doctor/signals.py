@@ -218,6 +218,16 @@ def first_sustained(mask: pd.Series, length: int) -> int | None:
     return mask.index[hits[0]] if len(hits) else None
 
 
+def zeros_to_the_end(zero: np.ndarray) -> int | None:
+    """Position of the first of the True values that run to the end of ``zero`` (a flag per record: "this
+    record is 0"); None when the last record is not one of them, or every record is. A group that stood
+    still from mid-run (:func:`frozen._zero_since`) or went silent (:func:`gradients._went_silent`) shows
+    such a run of zeros, each rule with its own bar on how long it must be."""
+    if len(zero) == 0 or not zero[-1] or zero.all():
+        return None
+    return len(zero) - int(np.argmin(zero[::-1]))
+
+
 def group_keys(frame: pd.DataFrame, prefix: str) -> list[str]:
     """Per-group columns such as ``grad_norm/embedding`` (names after the slash are free-form)."""
     return [c for c in frame.columns if isinstance(c, str) and c.startswith(prefix + "/")]
