@@ -314,6 +314,19 @@ def test_a_loss_thrown_up_at_its_second_record_that_settles_high_is_divergence_w
     assert labels(write_log(tmp_path, records(loss)))[:1] == ["divergence"]
 
 
+@pytest.mark.parametrize("climb, diverged", [(3.5, True), (1.0, False)])
+def test_a_noisy_loss_that_climbs_through_the_whole_run_is_divergence(tmp_path, climb, diverged):
+    # Gradient ascent on a loss that swings 25 % from record to record (an outside Barlow Twins model whose
+    # Adam had maximize=True: 51 -> 190 over 25 records): six noise units above the first record is about 5 x
+    # it, which the climb passes only at its very end -- but every later stretch is higher than the one before.
+    # The same noise around a flat level is no climb (a plateau, if anything).
+    rng = np.random.default_rng(5)
+    count = 25
+    loss = 51 * climb ** (np.arange(count) / (count - 1)) * np.exp(rng.normal(0, 0.25, count))
+    found = labels(write_log(tmp_path, records(loss)))
+    assert (found[:1] == ["divergence"]) == diverged and ("divergence" in found) == diverged
+
+
 @pytest.mark.parametrize("start", [{"num_classes": 6}, {"num_labels": 6}, {"config": {"n_classes": 6}}])
 def test_a_run_that_blew_up_before_its_first_record_is_divergence_when_its_classes_are_declared(tmp_path, start):
     # An LR far too high for Adam: 500 000 at the first record, then down to about 2.4 for good. Against the
@@ -1761,6 +1774,8 @@ def test_a_run_swinging_far_above_its_floor_is_oscillation_and_one_swinging_on_i
     ([1.43, 1.2, 0.34, 2.42, 1.36, 0.47, 0.24, 0.32], ["oscillation"]),  # ends lower by two of its own jumps
     ([1.43, 1.05, 0.8, 0.62, 0.5, 0.42, 0.36, 0.32], []),  # comes down steadily: learning, however noisily
     ([1.43, 0.93, 0.68], []),  # a short run's three evaluations, 30 % down each: a descent, not jumps
+    ([1.43, 0.73, 0.66], []),  # converging: a big fall, then a small one -- two steps that differ, all down
+    ([1.43, 0.6, 0.8], ["oscillation"]),  # as far down in all, but back up on the way: a jump, not a descent
 ])
 def test_a_val_loss_that_ends_below_its_first_evaluation_by_chance_is_no_sign_of_learning(tmp_path, val, want):
     # A denoising autoencoder at SGD 0.4: train swings +-50 % around 15 x its floor 0.05. Its val loss ends
@@ -2277,10 +2292,13 @@ def test_a_validation_loss_jumping_along_a_climb_is_the_climb_not_oscillation(tm
     # A metric-learning encoder whose learning rate was ramped up: the train loss falls, then climbs 20-fold
     # under +-30 % batch noise, while the fixed validation set jumps +-50 % from one evaluation to the next
     # along a climb from 0.2 to 4 -- the weights carried away: divergence (oscillation first until
-    # 2026-12-06). The same jumps about a flat level far above the untrained loss go nowhere: oscillation.
+    # 2026-12-06). The same jumps about a flat level far above the untrained loss go nowhere: oscillation --
+    # beside a train loss that fits its batches and stays down (a train loss that climbed 20-fold, to 3 x
+    # its start, would be a climb whatever the val loss does: divergence.climbed_steadily, 2026-12-07).
     rng = np.random.default_rng(81)
+    later = np.geomspace(0.07, 1.4, 35) if climb else np.full(35, 0.07)
     train = np.concatenate([learning_curve(25, rng, start=0.43, end=0.07, noise=0.2),
-                            np.geomspace(0.07, 1.4, 35) * np.exp(rng.normal(0, 0.3, 35))])
+                            later * np.exp(rng.normal(0, 0.3, 35))])
     val = (np.geomspace(0.2, 4.0, 12) if climb else np.full(12, 1.9)) * np.exp(rng.normal(0, 0.5, 12))
     out = [{"step": 10 * (i + 1), "train_loss": float(v), "lr": 1e-3} for i, v in enumerate(train)]
     out += evals(val, every=50)
