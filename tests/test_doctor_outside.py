@@ -128,6 +128,8 @@ OUTSIDE = SCORER.parent / "outside"
     ("JX", "h14", "healthy"),  # ln 10 for two records, then the loss falling as the head's norm grew 15-fold
     ("KE", "v1", "vanishing_gradients"),  # a KAN's lower layers at a gradient of exactly 0 once it had learned
     ("KH", "c01", "loss_plateau"),  # thrown as high as 1e17, then ln 4 to the fourth decimal: dead, not swinging
+    ("KS", "d01", "divergence"),  # Adam with maximize=True: 51 -> 190, too noisy a climb for the rise limit
+    ("KT", "h15", "healthy"),  # three evaluations 0.26 -> 0.133 -> 0.120 at 11 x a floor out of reach: no ball
 ])
 def test_kept_outside_logs_keep_the_diagnosis_their_authors_gave(tmp_path, kept, log, want):
     # Logs from code this project did not write, each read wrongly until the pass that fixed it (2026-12-06/07):
