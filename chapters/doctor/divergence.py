@@ -200,7 +200,7 @@ def climbed_steadily(loss, smoothed) -> tuple[int, float, float, float] | None:
     Twins model whose Adam was built with ``maximize=True`` climbed 51 -> 190 over 250 steps, logged every 10,
     every record noisy: a ``loss_plateau`` ("0 % lower") until 2026-12-07. A trend test asks only whether later
     records tend to be higher, however noisy each one is -- the same question :func:`both_rose` puts to a
-    validation loss, here for a log with none. Healthy runs do not climb through a whole run: over the 2,700
+    validation loss, here for a log with none. Healthy runs do not climb through a whole run: over the 2,500
     healthy outside runs none did at z >= 3 to twice its first fifth (one -- an actor-critic's policy loss, which
     has no floor -- reached z 3.0 at 1.6 x), while 212 divergence runs and 43 gradient explosions did."""
     if len(loss) < CLIMB_RECORDS:
