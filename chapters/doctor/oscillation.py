@@ -430,7 +430,7 @@ def _fell_in_order(log_val: pd.Series) -> bool:
 
     Why: with three evaluations the jitter around the trend is read off two differences, and a run that
     converges as runs do -- a big first fall, a small second one -- shows them as jitter: 0.26 -> 0.133 ->
-    0.120 "jumps" by 30 % about its median step, so a 54 % fall was not three jitters (an outside Deep Sets
+    0.120 "jumps" by 0.30 (log) about its median step, so a fall of 0.77 was not three jitters (an outside Deep Sets
     regressor at batch 16, its train loss swinging 28 % a record at 11 x a floor it could not reach, and
     another author's set regressor: ``oscillation`` until 2026-12-07). A noise ball lands in falling order
     by chance too -- one time in six for three evaluations, one in 24 for four -- which is why this counts
