@@ -252,6 +252,31 @@ def test_a_nan_in_the_last_record_before_an_oom_is_the_ooms(tmp_path, nan_record
     assert found[0] == want and set(found) >= {"oom", "nan_loss"}
 
 
+@pytest.mark.parametrize("ends_in", ["oom", "nan", None])
+def test_what_led_to_a_crash_is_listed_below_the_crash_as_its_story(tmp_path, ends_in):
+    # Memory leaking until the allocator fails; a loss climbing until it overflows. The run is diagnosed by
+    # how it broke: the leak and the climb are true, but a confidence of 0.8 or more on them would say "this
+    # is what went wrong" on runs whose authors call them `oom` and `nan_loss` (outside sets: 89 of 89 and 43
+    # of 44, until 2026-12-07). The same leak and climb with no crash keep their confidence.
+    rng = np.random.default_rng(323)
+    count = 200
+    memory = 1.0 + 1.5 * np.arange(count) / count + rng.normal(0, 0.001, count)
+    loss = learning_curve(count, rng, start=2.3, end=0.6)
+    if ends_in == "nan":
+        loss = np.concatenate([loss[:100], 0.6 * np.exp(np.linspace(0, 6, 100))])
+        loss[-3:] = math.nan
+    logged = records(loss, cpu_memory_gb=memory)
+    if ends_in == "oom":
+        logged.append({"event": "oom", "step": 10 * count + 5, "message": CPU_ALLOCATOR})
+    found = diagnose(write_log(tmp_path, logged, start={"num_classes": 10})).findings
+    road = {"oom": "memory_growth", "nan": "divergence", None: "memory_growth"}[ends_in]
+    story = next(f for f in found if f.anomaly == road)
+    if ends_in is None:
+        assert found[0].anomaly == "memory_growth" and story.confidence >= 0.8
+    else:
+        assert found[0].anomaly == {"oom": "oom", "nan": "nan_loss"}[ends_in] and story.confidence <= 0.7
+
+
 # -------------------------------------------------------------------------------- the issue's classes
 def test_a_summed_loss_that_learned_down_to_ln_k_gave_nothing_back(tmp_path):
     # A detector's objectness + box + class loss beside num_classes 3: 2.2 = 2 x ln 3 at its first records,
@@ -923,6 +948,22 @@ def test_the_same_bounce_with_a_steady_lr_is_left_to_oscillation(tmp_path):
     assert found[:1] == ["oscillation"]
 
 
+@pytest.mark.parametrize("settles_at, want", [(2.9, "divergence"), (1.1, "oscillation")])
+def test_a_jump_that_takes_away_what_the_run_learned_is_no_bounce(tmp_path, settles_at, want):
+    # A character LM learned from ln 26 = 3.26 down to 1.0; its LR raised 100-fold (not logged) threw it to 15,
+    # and it came down to 2.9 -- below its untrained start, but with 80 % of what it had learned gone, to the
+    # end (an outside Performer, ``oscillation`` until 2026-12-07: thrown out of its valley, not bouncing in
+    # it). The same jump falling back to 1.1, about where it was, is the bounce.
+    rng = np.random.default_rng(322)
+    count = 300
+    t = np.arange(count)
+    learned = 1.0 + 2.26 * np.exp(-t / 25)
+    thrown = settles_at + 14 * np.exp(-(t - 150) / 8)
+    loss = np.where(t < 150, learned, thrown) * np.exp(rng.normal(0, 0.04, count))
+    found = labels(write_log(tmp_path, records(loss), start={"vocab_size": 26}))
+    assert found[:1] == [want]
+
+
 # ------------------------------------------------------------------ noise that is not thrashing or rising
 def test_a_noisy_regression_stuck_on_tiny_steps_is_not_oscillation(tmp_path):
     # Squared error differs batch to batch by the targets alone (+-20 %), but the fixed validation set does
@@ -1090,6 +1131,35 @@ def test_tiny_gradients_of_a_loss_gone_to_zero_are_convergence_not_a_dead_networ
     path = write_log(tmp_path, records(stuck, grad_norm=1e-8 * np.exp(rng.normal(0, 0.3, count))),
                      start={"num_classes": 10})
     assert labels(path) == ["loss_plateau"]
+
+
+@pytest.mark.parametrize("fan_out, label", [(3.0, "vanishing_gradients"), (1.2, "loss_plateau")])
+def test_no_gradient_anywhere_is_vanishing_only_when_the_groups_fan_out_by_depth(tmp_path, fan_out, label):
+    # Ten sigmoid layers at SGD: no layer gets more than 1e-7, and each one nearer the input gets a third of
+    # the next -- the signal shrank layer by layer (outside sets: a dead network here until 2026-12-07). The
+    # same tiny norms within a few tenths of each other are a network cut off at its top: every layer gets
+    # the same nothing, and the author of such a collapsed sigmoid encoder called it a dead network.
+    rng = np.random.default_rng(320)
+    count = 60
+    stuck = 2.3 * np.exp(rng.normal(0, 0.005, count))
+    groups = {f"grad_norm/layer{i}": 1e-7 * fan_out ** (i - 4) * np.exp(rng.normal(0, 0.2, count)) for i in range(5)}
+    total = np.sqrt(sum(g ** 2 for g in groups.values()))
+    found = labels(write_log(tmp_path, records(stuck, grad_norm=total, **groups), start={"loss_floor": 0.5}))
+    assert found[0] == label
+
+
+def test_a_motionless_loss_logged_from_late_on_is_a_plateau(tmp_path):
+    # Adam at 1e-6 (a typo for 1e-3), logged every 50 steps, no run_start: 0.6933 -> 0.6910 over 1,000 steps,
+    # the same to 0.1 % on every record. A first record at step 50 holds no untrained start to measure from,
+    # but a loss that does not move at all needs none (healthy until 2026-12-07); a converged run logged as
+    # late still moves from batch to batch.
+    rng = np.random.default_rng(321)
+    count = 20
+    still = 0.6933 - 1.2e-4 * np.arange(count) + rng.normal(0, 2e-5, count)
+    moving = 0.45 * np.exp(rng.normal(0, 0.03, count))
+    for loss, plateau in [(still, True), (moving, False)]:
+        rows = [{"step": 50 * (i + 1), "train_loss": float(v)} for i, v in enumerate(loss)]
+        assert ("loss_plateau" in labels(write_log(tmp_path, rows))) == plateau
 
 
 # ------------------------------------------------------------------ non-finite gradient norms under a scaler

@@ -70,7 +70,7 @@ import pandas as pd
 
 from chapters.doctor import log_density
 from chapters.doctor.findings import Finding, confidence
-from chapters.doctor.plateau import MIN_DROP, MOTIONLESS, at_floor, dead_network, learned
+from chapters.doctor.plateau import MIN_DROP, MOTIONLESS, at_floor, dead_network, gradient_gone, learned
 from chapters.doctor.reference import RISE, blown_up_at
 from chapters.doctor.schedule import climb_start, lr_raised
 from chapters.doctor.signals import (BLOWUP, NOISE_UNITS, TREND_Z, factor, first_sustained, group_keys, head,
@@ -95,6 +95,7 @@ BYPASS_FLOOR = 1e-4  # ... and under this share no path around a group explains 
 # weight's step. Measured on the benchmark: healthy runs 0.02 and more, vanishing ones 2e-6 and less.
 UPDATE_VANISH_RATIO = 1e-4
 SILENT_CONFIDENCE = 0.45  # groups whose gradient went exactly 0: starved or dead, the log cannot say (_went_silent)
+SHRUNK = 0.1  # smallest / largest group where no group gets a gradient: it shrank layer by layer (_shrank_everywhere)
 STARVED_LATER = 100.0  # a group's own norm falling a hundredfold in training, to under VANISH_RATIO (_vanished_later)
 KILLED_BACK = 1 / 3  # ... unless the loss gave back this share of what it had learned: units killed (_gave_back)
 AWAKE_SHARE = 10.0  # x the vanishing bar: a share no starved layer reaches (_normal_share_at_times)
@@ -116,7 +117,8 @@ LESSON = "docs/doctor.md#grad_explosion"
 
 
 def check(run) -> list[Finding]:
-    return (_shock(run) or _explosion(run)) + (_vanishing(run) or _vanished_later(run) or _went_silent(run))
+    return (_shock(run) or _explosion(run)) + (_vanishing(run) or _vanished_later(run) or _went_silent(run) or
+                                                _shrank_everywhere(run))
 
 
 def _explosion(run) -> list[Finding]:
@@ -451,6 +453,33 @@ def _vanished_later(run) -> list[Finding]:
                             f"{weakest} fell from {early[weakest]:.2g} to {late[weakest]:.2g} (x{fell:.0f} down) "
                             f"during the run and ends at {share[weakest]:.1e} of {late.idxmax()}: its units "
                             "saturated while training went on")]
+
+
+def _shrank_everywhere(run) -> list[Finding]:
+    """No weight gets a gradient (:func:`plateau.gradient_gone`: total norm under 1e-6, and under it per unit
+    of loss), every logged group still gets *some*, and the smallest group's median norm is under ``SHRUNK``
+    (a tenth) of the largest's.
+
+    Why a tenth and not ``VANISH_RATIO``: the share rule asks whether some layers starve beside others that
+    learn; here none learns, and the question left is *how* the signal was lost. A network cut off at its
+    top -- outputs saturated, or every unit of one layer switched off -- passes the same nothing to every
+    layer below (outside sigmoid encoders that collapsed, their blocks within 1.7x of each other) or exactly
+    0 past the dead layer (dead-ReLU nets, a group at 0: the frozen and plateau rules read those). A deep
+    saturating stack loses the signal a little at every layer, so the groups fan out by depth: 10- and
+    12-layer sigmoid MLPs at 1e-7 to 1e-10 in all, their first layers 11-35x below the largest group -- each
+    labelled ``vanishing_gradients`` by its author, and a dead network (``loss_plateau``) here until
+    2026-12-07."""
+    if gradient_gone(run) is None:
+        return []
+    keys = group_keys(run.train, "grad_norm")
+    medians = run.train[keys].astype(float).median()
+    if len(keys) < 2 or not (medians > 0).all() or float(medians.min() / medians.max()) >= SHRUNK:
+        return []
+    share = float(medians.min() / medians.max())
+    first = run.train["step"][run.train[keys].notna().any(axis=1)].iloc[0]
+    return [_vanish_finding(int(first), 0.7, f"no layer gets a gradient (total norm {gradient_gone(run):.1e}), and "
+                                            f"{medians.idxmin()} gets {share:.1e} of {medians.idxmax()}: the "
+                                            "signal shrank layer by layer through a saturating stack")]
 
 
 def _went_silent(run) -> list[Finding]:

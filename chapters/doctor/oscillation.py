@@ -26,7 +26,11 @@ batch throws the weights out of the
 valley (the loss jumps to 1.4-2x its start in the course's oscillation scenario) and they fall back in and
 bounce on. A run that goes up and *stays* up is ``divergence``; so is one whose jump starts where the
 logged learning rate rose several-fold (:mod:`chapters.doctor.schedule`): then the LR threw it out, and
-it fell back only because a schedule brought the LR down again. A run whose first record is itself above
+it fell back only because a schedule brought the LR down again. So is one that had learned and ends having
+given most of it back (:func:`plateau.relapse`: 80 % of its fall, to the end): thrown out of the valley
+it had found, not bouncing in it -- a character LM at 0.31x ln V thrown to 5x by an LR raised 100-fold (not
+logged) and settled at 0.88x, an LR schedule at 100x whose loss fell to 0.08 and ended at 1.0 (two outside
+runs, both their authors' ``divergence``; ``oscillation`` until 2026-12-07). A run whose first record is itself above
 the limit, and stays there, showed no jump: it started there (a loss logged in bits beside a declared ln K
 starts at 1.44x it; until 2026-12-02 that was a "bounce", and so was a moving average that begins at its
 first raw value -- 5 false alarms among the benchmark's relogged healthy runs). But a run thrown out at
@@ -159,8 +163,9 @@ def bounce(run, loss: pd.Series, start: float) -> list[Finding]:
     # run thrown out at its second record has a rolling median above the limit from the first record on.
     started_there = step == loss.index[0] and (float(loss.iloc[0]) >= limit or
                                                float(smoothed.max()) < signals.BLOWUP * start)
-    if step is None or started_there or not fell_back(loss, smoothed, start):
-        return []
+    if step is None or started_there or not fell_back(loss, smoothed, start) or relapse(loss, start) is not None:
+        return []  # (relapse: it learned, and the jump took most of that away to the end -- thrown out, not
+        # bouncing in the valley it had found; divergence or the dead network reads it)
     climb = climb_start(smoothed, step)
     if lr_raised(run, climb, window_for(len(loss)), step) or hump(loss, smoothed, climb, start):
         return []

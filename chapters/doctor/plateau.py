@@ -21,7 +21,9 @@ descent included, and sits far below the untrained loss (its run then fell "only
 until 2026-12-03; the rule allowed up to a tenth of the run before). At step 50 exactly, too: four healthy
 outside runs logged every 50 steps -- graph autoencoders converged within their first record, a tanh MLP, a
 linear state-space LM -- were ``loss_plateau`` until 2026-12-06 ("after step 50" until then); on forty-eight
-outside sets no ``loss_plateau`` run was lost for it.
+outside sets no ``loss_plateau`` run was lost for it. Except a loss that does not move at all
+(:func:`motionless`), which needs no start to measure from: Adam at 1e-6, logged from step 50, 0.6933 ->
+0.6910 over 1,000 steps (an outside RBM; healthy until 2026-12-07).
 
 Died. Statistic (:func:`relapse`, then :func:`dead_network`): the run learned -- its smoothed loss fell
 below the reference by at least ``MIN_DROP`` (what "learning" means above) *and* by ``NOISE_UNITS`` of the
@@ -134,9 +136,10 @@ def check(run) -> list[Finding]:
     best = float(smooth(loss, window_for(len(loss))).min())
     floor = run.info("loss_floor")
     starts_late = loss.index[0] >= LATE_START
-    if start <= 0 or (starts_late and floor is None and not declared(run)):
-        return []
     swing = noise_scale(np.log(signals.after_start(loss)))  # per-record noise, after the untrained start
+    still = motionless(loss, swing)  # judged on the log alone, wherever it starts
+    if start <= 0 or (starts_late and floor is None and not declared(run) and not still):
+        return []
     if floor is not None and reached_floor(floor, start, best, swing, loss):
         return []  # at the floor: converged, not stuck (at_floor, with the values check already has)
     reference = start
@@ -146,7 +149,6 @@ def check(run) -> list[Finding]:
     # With ln K declared, learning means getting below what the uniform prediction scores: a fall from an
     # overconfident start down *to* ln K learned nothing about the data (:func:`never_below_uniform`).
     uniform = declared(run) and came_down_to_uniform(loss, best, reference, start)
-    still = motionless(loss, swing)
     if stuck is None and not still and (learned(loss, reference if uniform else start, best) or
                                         val_still_falling(run, reference if declared(run) else None)):
         return []  # (stuck: whatever it fell from -- a blow-up before its first records -- it sits now)
@@ -242,7 +244,8 @@ def gradient_gone(run) -> float | None:
     5e-8 beside a loss of 2.30 to the third digit) -- and their authors labelled every one a dead network
     (``loss_plateau``); six deep sigmoid stacks that logged only the total were ``vanishing_gradients`` to
     theirs, each marked ambiguous: the log cannot say which layers starve. (``vanishing_gradients``, ranked
-    as the plateau's cause, until 2026-12-05.)"""
+    as the plateau's cause, until 2026-12-05.) Where per-group norms fan out by depth beside it, the
+    gradients rule names the vanishing (:func:`gradients._shrank_everywhere`), and ranks above this."""
     norms = run.curve("grad_norm")
     if len(norms) < 5 or not 0 < float(norms.median()) < GRADIENT_GONE or per_unit_of_loss(run) >= GRADIENT_GONE:
         return None

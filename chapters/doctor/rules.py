@@ -60,6 +60,12 @@ MACHINE = {"throughput_drop", "gpu_underutilised"}
 # A symptom listed after its cause is true, but it is not the diagnosis: its confidence is capped here, so
 # that a confidence of 0.8 or more keeps meaning "this is probably what went wrong".
 SYMPTOM = 0.7
+# A run that broke -- the allocator failed, the loss went non-finite -- is diagnosed by that event; what the
+# log shows on the road to it is its story, capped like a symptom wherever it is listed: memory that grew until
+# the allocator failed (on the outside sets, every `memory_growth` finding at 0.8 or more beside an `oom` was on
+# a run its author labelled `oom`: 89 of them), a loss or gradient norm that climbed until it overflowed (43 of
+# 44 such climbs beside a `nan_loss` were on runs labelled `nan_loss`).
+ROAD_TO = {"oom": {"memory_growth"}, "nan_loss": {"divergence", "grad_explosion"}}
 
 
 def rank(findings: list[Finding]) -> list[Finding]:
@@ -81,11 +87,16 @@ def rank(findings: list[Finding]) -> list[Finding]:
         return [s.confidence for s in findings if s.anomaly in CONSEQUENCES[finding.anomaly] and
                 (start(s) < start(finding) or finding.led_by == "loss")]
 
+    def on_the_road(finding):
+        return any(finding.anomaly in ROAD_TO.get(event.anomaly, ()) for event in findings)
+
     def score(finding):
-        return min([finding.confidence] + [c - 1e-3 for c in causes(finding) + came_after(finding)])
+        road = [SYMPTOM] if on_the_road(finding) else []
+        return min([finding.confidence] + road + [c - 1e-3 for c in causes(finding) + came_after(finding)])
 
     ranked = sorted(findings, key=lambda f: (f.anomaly in MACHINE, -score(f), start(f)))
-    return [replace(f, confidence=min(f.confidence, SYMPTOM)) if causes(f) or came_after(f) else f for f in ranked]
+    return [replace(f, confidence=min(f.confidence, SYMPTOM)) if causes(f) or came_after(f) or on_the_road(f) else f
+            for f in ranked]
 
 
 def diagnose_run(run: RunLog) -> Diagnosis:
