@@ -130,6 +130,9 @@ OUTSIDE = SCORER.parent / "outside"
     ("KH", "c01", "loss_plateau"),  # thrown as high as 1e17, then ln 4 to the fourth decimal: dead, not swinging
     ("KS", "d01", "divergence"),  # Adam with maximize=True: 51 -> 190, too noisy a climb for the rise limit
     ("KT", "h15", "healthy"),  # three evaluations 0.26 -> 0.133 -> 0.120 at 11 x a floor out of reach: no ball
+    ("LB", "van4", "vanishing_gradients"),  # no gradient anywhere, the input layer 18x below the hidden stack
+    ("LF", "div_c", "divergence"),  # thrown from 1.0 to 17, settled at 2.9 of ln 26's 3.26: gave it back
+    ("LH", "f_plat_adam_1e-6", "loss_plateau"),  # logged from step 50 and never moving: 0.6933 -> 0.6910
 ])
 def test_kept_outside_logs_keep_the_diagnosis_their_authors_gave(tmp_path, kept, log, want):
     # Logs from code this project did not write, each read wrongly until the pass that fixed it (2026-12-06/07):
