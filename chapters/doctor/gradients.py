@@ -469,15 +469,17 @@ def _shrank_everywhere(run) -> list[Finding]:
     12-layer sigmoid MLPs at 1e-7 to 1e-10 in all, their first layers 11-35x below the largest group -- each
     labelled ``vanishing_gradients`` by its author, and a dead network (``loss_plateau``) here until
     2026-12-07."""
-    if gradient_gone(run) is None:
+    total, keys = gradient_gone(run), group_keys(run.train, "grad_norm")
+    if total is None or len(keys) < 2:
         return []
-    keys = group_keys(run.train, "grad_norm")
     medians = run.train[keys].astype(float).median()
-    if len(keys) < 2 or not (medians > 0).all() or float(medians.min() / medians.max()) >= SHRUNK:
-        return []
+    if not (medians > 0).all():
+        return []  # a group at exactly 0: cut off past a dead layer, not shrunk on the way
     share = float(medians.min() / medians.max())
+    if share >= SHRUNK:
+        return []
     first = run.train["step"][run.train[keys].notna().any(axis=1)].iloc[0]
-    return [_vanish_finding(int(first), 0.7, f"no layer gets a gradient (total norm {gradient_gone(run):.1e}), and "
+    return [_vanish_finding(int(first), 0.7, f"no layer gets a gradient (total norm {total:.1e}), and "
                                             f"{medians.idxmin()} gets {share:.1e} of {medians.idxmax()}: the "
                                             "signal shrank layer by layer through a saturating stack")]
 

@@ -27,14 +27,14 @@ valley (the loss jumps to 1.4-2x its start in the course's oscillation scenario)
 bounce on. A run that goes up and *stays* up is ``divergence``; so is one whose jump starts where the
 logged learning rate rose several-fold (:mod:`chapters.doctor.schedule`): then the LR threw it out, and
 it fell back only because a schedule brought the LR down again. So is one that had learned and ends having
-given most of it back (:func:`plateau.relapse`: 80 % of its fall, to the end): thrown out of the valley
-it had found, not bouncing in it -- a character LM at 0.31x ln V thrown to 5x by an LR raised 100-fold (not
+given most of it back (:func:`plateau.relapse`: 80 % of its fall, to the end): thrown out of the valley it
+had found, not bouncing in it -- a character LM at 0.31x ln V thrown to 5x by an LR raised 100-fold (not
 logged) and settled at 0.88x, an LR schedule at 100x whose loss fell to 0.08 and ended at 1.0 (two outside
-runs, both their authors' ``divergence``; ``oscillation`` until 2026-12-07). A run whose first record is itself above
-the limit, and stays there, showed no jump: it started there (a loss logged in bits beside a declared ln K
-starts at 1.44x it; until 2026-12-02 that was a "bounce", and so was a moving average that begins at its
-first raw value -- 5 false alarms among the benchmark's relogged healthy runs). But a run thrown out at
-its second record is above the limit, smoothed, from the first record on too: when the first record as
+runs, both their authors' ``divergence``; ``oscillation`` until 2026-12-07). A run whose first record is
+itself above the limit, and stays there, showed no jump: it started there (a loss logged in bits beside a
+declared ln K starts at 1.44x it; until 2026-12-02 that was a "bounce", and so was a moving average that
+begins at its first raw value -- 5 false alarms among the benchmark's relogged healthy runs). But a run thrown
+out at its second record is above the limit, smoothed, from the first record on too: when the first record as
 logged is below the limit and the rise is a blow-up (``BLOWUP`` x the reference, which no logging unit or
 moving average's start explains), it was thrown out (residual MLPs trained with Adam at LR 0.1-1, batches
 of 4-16: 5 of 36 such runs were called healthy until 2026-12-02).
