@@ -26,7 +26,9 @@ run recovers, and ``oscillation``'s bounce would otherwise claim it).
 
 A run that came back to the reference and *sits* there with collapsed gradients is a dead network, which
 :func:`plateau.dead_network` reports as ``loss_plateau``; this rule leaves it to that one, even when the
-bad update threw the loss far above the reference on its way down.
+bad update threw the loss far above the reference on its way down -- unless the learning rate was raised
+at the relapse and left high: then this rule names it, the rate as its cause, dead or not (fourteen of
+sixteen outside authors called such runs divergence; :func:`plateau.dead_network`).
 
 A run whose loss rose like that but then fell back and *ended* below its start
 (:data:`oscillation.FELL_BACK`), or back below ``RISE`` x it and still swinging (:func:`oscillation.fell_back`),
@@ -302,10 +304,9 @@ def climbed_as_rate_rose(run, loss, smoothed, start) -> tuple[int, float, float,
     their authors (``loss_plateau`` or ``healthy`` until then); no healthy log of the outside sets or the families
     has a rate 3 x its value at the run's best at the end (one, a restart schedule, 2.2 x).
 
-    A network the ramp killed -- back at the untrained level and constant there -- is still
-    :func:`plateau.dead_network`'s, read first: of three outside authors with such a ramped run, two called it
-    ``divergence`` and one ``loss_plateau`` -- too few, and too split, to overturn the dead networks that
-    raised rates killed at one jump, which authors call ``loss_plateau`` more often than not."""
+    A network the ramp killed -- back at the untrained level and constant there -- is read here too: a rate
+    still rising is its cause (``loss_plateau`` until 2026-12-07, when the kept outside sets held fourteen
+    author-``divergence`` runs killed by a raised or ramped rate against two dead networks)."""
     lr = positive_lr(run)
     stretch = max(3, len(loss) // 20)
     best_step, best = smoothed.idxmin(), float(smoothed.min())

@@ -75,9 +75,8 @@ MIN_RECORDS = 5
 GAVE_BACK = 0.8
 DEAD_GRADIENT = 0.5
 FLAT = 0.1  # per-record log-loss noise of a dead network: its batches only differ in their labels
-CONSTANT = 0.02  # ... and at a raised learning rate, where a live network is thrown about (_killed_by_raised_lr)
+CONSTANT = 0.02  # ... the same to 2 % on every batch: a prediction that no longer depends on the input
 AT_UNIFORM = 0.03  # a settled loss this close to ln K, constant, predicts the class prior (_at_uniform)
-GONE = 0.01  # at a raised rate, the gradient norm fell to 1 % of what it was: nothing left alive to throw about
 MOTIONLESS = 1e-3  # per-record log-loss noise: batches scoring the same to 0.1 % (motionless)
 DEAD_CALM = 0.25  # without gradient norms: that noise at most a quarter of the live network's (loss_calmed)
 IN_ORDER = 4  # evaluations each lower than the last: an exact 1-in-24 chance (val_still_falling)
@@ -621,11 +620,19 @@ def dead_network(run, loss: pd.Series, reference: float):
     loss's own calm (:func:`loss_calmed`) -- with a gradient that did not grow -- or a validation loss that
     stopped moving above its best (:func:`_stood_still_worse`, also for a relapse the reference cannot
     show) -- and, after a one-off spike
-    of the learning rate, a loss that never comes down again (:func:`_killed_by_spike`); after a rate raised
-    and left high, a loss that sits constant (:func:`_killed_by_raised_lr`). Never for a loss
+    of the learning rate, a loss that never comes down again (:func:`_killed_by_spike`). Never for a loss
     that sits above divergence's rise limit (:func:`reference.rise_limit`): a dead network predicts the same
     for every input and scores the class prior's entropy, about ln K, and a loss thrown to 3.5x ln V that
-    sits there calmly (a constructed mid-run divergence) has risen."""
+    sits there calmly (a constructed mid-run divergence) has risen.
+
+    Nor where the relapse came as the learning rate was raised several-fold and left high (a jump, or a ramp
+    that never stops): then the rate threw the run out, and :mod:`chapters.doctor.divergence` names it with
+    the rate as its cause -- even when the loss now sits at ln K to the third decimal with no gradient left,
+    every unit switched off by the raised rate's first updates. Whether to call that network dead or diverged
+    was decided by the people who label runs: of sixteen outside runs read so, across fifteen sets and
+    fifteen authors, fourteen were ``divergence`` to their authors (LR schedules at 30-3,000x, warm-ups that
+    never stopped) and two a dead network; the fix is the rate either way. (``loss_plateau`` from 2026-12-03,
+    when three authors of sets since lost had called theirs a dead network, until 2026-12-07.)"""
     relapsed = relapse(loss, reference)
     if relapsed is None:
         return _killed_at_once(run, loss, reference) or _killed_above_floor(run, loss) or \
@@ -641,7 +648,7 @@ def dead_network(run, loss: pd.Series, reference: float):
     settled = after.iloc[len(after) // 2:] if len(after) >= 6 else after
     calm = noise_scale(np.log(settled))
     if (spiked and not restored) or lr_ramped(run, step):
-        return _killed_by_raised_lr(run, loss, reference, step, end, calm)
+        return None  # the raised rate threw it out: divergence's, dead or not (see above)
     if calm > FLAT:
         return None
     said = (f"train loss fell to {best:.4g}, then jumped back to {end:.4g} at step {int(step)} (an untrained model "
@@ -687,60 +694,6 @@ def _at_uniform(run, loss: pd.Series, settled: pd.Series, calm: float, reference
             "-- its units died, or its labels no longer match its inputs")
 
 
-def _killed_by_raised_lr(run, loss: pd.Series, reference: float, step: int, end: float, calm: float):
-    """The relapse came where the learning rate was raised several-fold and left high: a dead network only
-    if the loss now sits *constant* -- its per-record scale (``calm``) at most ``CONSTANT`` (2 %) -- and,
-    when the log has gradient norms, the gradient is gone: its median after the relapse at most ``GONE``
-    (1 %) of its median before (:func:`gradient_ratio`).
-
-    Why constant and not merely calm (``FLAT``, 10 %): at the raised rate a live network keeps being thrown
-    about, and its gradient can shrink as well (an MLP at 50x its SGD rate, back at ln 10 and swinging 2-6 %
-    per record, its norm down 5-fold: divergence). Only a network that predicts the same for every input
-    scores the same on every batch -- about ln K whatever the labels -- and no rate moves it (dead networks
-    at 30-3,000x their rate: 0.0-1.4 % per record; a distilled MLP at 50x its Adam rate, a point-cloud net at
-    30x, a tabular ResNet at 3,000x: all labelled a dead network by their authors, and all ``divergence``
-    until 2026-12-03). Whether the raised rate threw the loss far up on its way there does not matter: that
-    blow-up's huge update is what switched the units off (a GIN at 227x, a RankNet at 699x, a CNN after a
-    40x spike: thrown to 48-4,284, then ln K to the third decimal, their gradient 0 -- three authors'
-    dead networks, ``divergence`` here until a second 2026-12-03 change dropped the "never thrown above"
-    condition; a ramped tagger that came back swinging 4 % per record stays ``divergence``).
-    Nor when the loss is still coming down in the second half of the records after the relapse
-    (:func:`still_falling_after`): its batches score alike because it descends smoothly, and a network
-    that keeps learning at the raised rate is alive -- a super-resolution CNN at 3,000x its Adam rate,
-    thrown to 62,000 and back to 0.47, then 0.22 -> 0.18 over its last 130 steps at 1.9 % per record
-    (``loss_plateau`` until 2026-12-07; ``divergence`` to its author).
-    Why the gradient: a constant loss at ln K says the predictions stopped depending on the input; it does
-    not say nothing is left to move. Seventeen outside runs sent back to ln K by a raised rate, constant there,
-    kept 7-300 % of their gradient norm -- the raised rate still throwing the weights about -- and every one
-    of their authors called it ``divergence`` (the raised rate is the cause to fix; ``loss_plateau`` here until
-    2026-12-05, and five such runs of the project's own families). Two von Mises regressions kept 0-0.002 %
-    and stay here (one author called it a dead network, the other divergence). Without gradient norms the
-    loss's constancy decides alone."""
-    norms = run.curve("grad_norm")
-    if calm > CONSTANT or (len(norms) >= 8 and gradient_ratio(norms, step) > GONE) or \
-            still_falling_after(loss, step):
-        return None
-    lr = positive_lr(run)
-    jump = float(lr.loc[step:].median() / lr.loc[:step].iloc[:-1].median())
-    return (int(step), 0.8, f"the learning rate rose x{jump:.0f} at step {int(step)} and the train loss went "
-                            f"back to {end:.4g} (an untrained model scores {reference:.4g}) and sits there, "
-                            f"constant to {np.expm1(calm):.1%} per record: the network predicts the same for "
-                            "every input -- the raised rate's first updates switched every unit off, and no rate "
-                            "revives it")
-
-
-def still_falling_after(loss: pd.Series, step: int) -> bool:
-    """Over the second half of the records after ``step`` (``MIN_RECORDS`` or more), is the median of the
-    last quarter ``STILL_FALLING`` (5 %) or more below that of the first? A dead network scores the same on
-    every batch and has no trend; a live one still learning has."""
-    settled = loss[loss.index > step]
-    settled = settled.iloc[len(settled) // 2:]
-    if len(settled) < MIN_RECORDS:
-        return False
-    first, last = quarter_medians(settled)
-    return last < (1 - STILL_FALLING) * first
-
-
 def _killed_at_once(run, loss: pd.Series, reference: float):
     """A network killed by its first updates: the loss blew up (:func:`signals.blew_up` against the declared
     ln K) at a learning rate that was never raised, and from there sits at ln K or a little below --
@@ -755,7 +708,7 @@ def _killed_at_once(run, loss: pd.Series, reference: float):
     2026-12-05, whose advice -- a lower learning rate -- is right, but whose diagnosis sends the reader
     looking for a climbing loss). A diverged network that is still alive scores far above ln K (confidently
     wrong) or swings: every diverged outside run that sat near ln K after a blow-up moved 1.9-6.5 % per record,
-    or had its learning rate raised mid-run (:func:`_killed_by_raised_lr` judges those)."""
+    or had its learning rate raised mid-run (which :mod:`chapters.doctor.divergence` reads)."""
     if not declared(run) or lr_ever_raised(run):
         return None
     hit = blew_up(loss, reference, True)
