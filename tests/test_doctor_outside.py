@@ -130,6 +130,9 @@ OUTSIDE = SCORER.parent / "outside"
     ("KH", "c01", "loss_plateau"),  # thrown as high as 1e17, then ln 4 to the fourth decimal: dead, not swinging
     ("KS", "d01", "divergence"),  # Adam with maximize=True: 51 -> 190, too noisy a climb for the rise limit
     ("KT", "h15", "healthy"),  # three evaluations 0.26 -> 0.133 -> 0.120 at 11 x a floor out of reach: no ball
+    ("HU", "hu_f_div3", "divergence"),  # SGD's rate x100 and left there: 0.5 -> ln 8, constant -- the rate threw it
+    ("LI", "div1", "divergence"),  # ... Adam's x300 under clipping: thrown to 29,000, then ln 32 to the third decimal
+    ("LL", "l3", "leakage"),  # fifteen training records, the last evaluation at 0.38 x the floor, train under it
     ("LB", "van4", "vanishing_gradients"),  # no gradient anywhere, the input layer 18x below the hidden stack
     ("LF", "div_c", "divergence"),  # thrown from 1.0 to 17, settled at 2.9 of ln 26's 3.26: gave it back
     ("LH", "f_plat_adam_1e-6", "loss_plateau"),  # logged from step 50 and never moving: 0.6933 -> 0.6910
