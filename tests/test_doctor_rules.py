@@ -2117,7 +2117,7 @@ def test_a_loss_a_raised_rate_threw_far_up_and_back_to_ln_k_is_divergence_dead_o
     # record) the blow-up's huge update switched the units off; swinging 5 % per record the network is alive
     # and still thrown about. Either way the raised rate threw it out, and the outside authors of such runs
     # called them divergence, fourteen of sixteen (the constant one ``loss_plateau`` from 2026-12-03 until
-    # 2026-12-07, after three authors of sets since lost had called theirs a dead network).
+    # 2026-12-07, after six authors of sets since lost had called theirs a dead network).
     want = "divergence"
     rng = np.random.default_rng(96)
     k = math.log(6)
