@@ -644,13 +644,13 @@ def dead_network(run, loss: pd.Series, reference: float):
         return None  # far above what a constant prediction scores (the class prior's entropy): risen, divergence
     spiked = lr_raised(run, step, window_for(len(loss)))
     restored = spiked and lr_restored(run, step)
+    if (spiked and not restored) or lr_ramped(run, step):
+        return None  # the raised rate threw it out: divergence's, dead or not (see above)
     # How calm the loss is where it settled: the second half of the stretch from the relapse on (three
     # records or more). The first half can still be coming down from the blow-up that killed the units.
     after = loss.loc[step:]
     settled = after.iloc[len(after) // 2:] if len(after) >= 6 else after
     calm = noise_scale(np.log(settled))
-    if (spiked and not restored) or lr_ramped(run, step):
-        return None  # the raised rate threw it out: divergence's, dead or not (see above)
     if calm > FLAT:
         return None
     said = (f"train loss fell to {best:.4g}, then jumped back to {end:.4g} at step {int(step)} (an untrained model "
